@@ -1,0 +1,167 @@
+/**
+ * The storage-driver interface. A driver stores the records of every entity of a service; the
+ * generated code hands it a typed description of each entity's table and never writes SQL itself.
+ */
+
+/** How a column's values are stored; each driver maps a kind to its own SQL type. */
+export type ColumnKind =
+  | 'text'
+  | 'integer'
+  | 'double'
+  | 'decimal'
+  | 'boolean'
+  | 'date'
+  | 'datetime'
+  | 'json';
+
+/** One top-level field of an entity, stored as one column. */
+export interface ColumnDescriptor {
+  /** Field name; also the column name. */
+  readonly name: string;
+  readonly kind: ColumnKind;
+  /** The field's schema type, e.g. `DECIMAL` or `GEOHASH_LOCATION`. */
+  readonly fieldType: string;
+  readonly required: boolean;
+  /** The schema asked for an index on this field. */
+  readonly indexed: boolean;
+}
+
+/** The generated, typed description of one entity's storage. */
+export interface TableDescriptor {
+  /** Entity name as written in the schema, e.g. `PRODUCT`. */
+  readonly entity: string;
+  /** SQL table name (lower case, unique per service). */
+  readonly table: string;
+  /** Every field, in declared order. */
+  readonly columns: readonly ColumnDescriptor[];
+  /** Names of the key columns, in `lk` order. */
+  readonly key: readonly string[];
+}
+
+/** A single key field's value. */
+export type KeyValue = string | number | boolean;
+
+/** The values of the key fields, in `lk` order. */
+export type KeyValues = readonly KeyValue[];
+
+/**
+ * A record as the driver sees it: field name to canonical JSON value. Absent optional fields are
+ * `undefined` or missing; drivers never store `undefined`.
+ */
+export type StoredFields = Readonly<Record<string, unknown>>;
+
+/** A record read from storage together with its bookkeeping columns. */
+export interface StoredRecord<TRecord = StoredFields> {
+  readonly record: TRecord;
+  /** Starts at 1 on insert and grows by one on every update. */
+  readonly version: number;
+  /** Unix time in milliseconds of the insert. */
+  readonly createdAt: number;
+  /** Unix time in milliseconds of the last write. */
+  readonly updatedAt: number;
+}
+
+/** Outcome of a conditional update. */
+export type UpdateResult =
+  | { readonly status: 'updated'; readonly version: number }
+  /** The record is gone or its version moved on since it was read. */
+  | { readonly status: 'conflict' }
+  /** The update renames the record to a key that another record already has. */
+  | { readonly status: 'duplicate' };
+
+/** Comparison operators of list filters. */
+export type FilterOperator =
+  | 'EQUALS'
+  | 'NOT_EQUALS'
+  | 'CONTAINS'
+  | 'NOT_CONTAINS'
+  | 'STARTS_WITH'
+  | 'ENDS_WITH'
+  | 'GT'
+  | 'GTE'
+  | 'LT'
+  | 'LTE';
+
+/** One condition on a column, or on a path inside a JSON column. */
+export interface FilterCondition {
+  /** Column name followed by the path inside an OBJECT field, e.g. `['address', 'city']`. */
+  readonly path: readonly string[];
+  readonly operator: FilterOperator;
+  /** How the value compares: the kind of the column, or of the leaf inside a JSON column. */
+  readonly kind: ColumnKind;
+  /** The value already converted to the field's canonical form. */
+  readonly value: KeyValue;
+  /** The condition tests membership in an ARRAY of scalars (`tags[CONTAINS]=x`). */
+  readonly arrayMembership?: boolean;
+}
+
+/** Conditions joined by OR; a query's groups are joined by AND. */
+export interface FilterGroup {
+  readonly anyOf: readonly FilterCondition[];
+}
+
+/** One sort key. */
+export interface OrderTerm {
+  readonly column: string;
+  readonly descending: boolean;
+}
+
+/** A list or count request, already validated against the schema. */
+export interface ListQuery {
+  readonly filters: readonly FilterGroup[];
+  /** Sort keys; the driver appends the key columns as a tie-break so the order is total. */
+  readonly orderBy: readonly OrderTerm[];
+  /** Rows to skip (offset paging). */
+  readonly offset?: number;
+  /** Maximum rows to return. */
+  readonly limit?: number;
+  /**
+   * Keyset paging: the sort values (orderBy terms, then the key columns) of the last row of the
+   * previous page; the result starts strictly after it.
+   */
+  readonly after?: readonly (KeyValue | null)[];
+}
+
+/** Last write times of one entity, in Unix milliseconds; absent when it never happened. */
+export interface EntityActivity {
+  readonly lastCreate?: number;
+  readonly lastUpdate?: number;
+  readonly lastDelete?: number;
+}
+
+/** A storage backend for generated services. */
+export interface StorageDriver {
+  /** Short name of the backend, e.g. `sqlite` or `postgres`. */
+  readonly dialect: string;
+  /** Connects and creates every missing table and index for the given entities. */
+  open(tables: readonly TableDescriptor[]): Promise<void>;
+  /** Reads one record by its key values, or `undefined` when there is none. */
+  get(table: TableDescriptor, key: KeyValues): Promise<StoredRecord | undefined>;
+  /** Inserts all records in one transaction at time `now`; throws `DuplicateKeyError` and inserts nothing if any key exists. */
+  insert(table: TableDescriptor, records: readonly StoredFields[], now: number): Promise<void>;
+  /** Overwrites the record stored under `key` (its key may change) if its version is still `expectedVersion`. */
+  update(
+    table: TableDescriptor,
+    key: KeyValues,
+    record: StoredFields,
+    expectedVersion: number,
+    now: number,
+  ): Promise<UpdateResult>;
+  /** Deletes the record under `key` if its version is `expectedVersion` (any when omitted) and returns what was deleted. */
+  delete(
+    table: TableDescriptor,
+    key: KeyValues,
+    now: number,
+    expectedVersion?: number,
+  ): Promise<StoredRecord | undefined>;
+  /** Lists records matching the query, in its order, with the key as the final tie-break. */
+  list(table: TableDescriptor, query: ListQuery): Promise<StoredRecord[]>;
+  /** Counts records matching the query's filters (order and paging are ignored). */
+  count(table: TableDescriptor, query: ListQuery): Promise<number>;
+  /** Returns the last create, update and delete time of each entity that has one. */
+  activity(): Promise<Readonly<Record<string, EntityActivity>>>;
+  /** Resolves when the storage answers a trivial query; rejects with `StorageUnavailableError` otherwise. */
+  ping(): Promise<void>;
+  /** Releases connections and files; the driver cannot be used afterwards. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,130 @@
+import type { Issue } from './issues.js';
+
+/**
+ * Errors are small classes carrying data, rendered into the envelope by one middleware. They are
+ * recognised by a brand rather than `instanceof`, because a process may load two copies of this
+ * package (for example a service and a user's plug-in driver built against another version).
+ */
+const HTTP_ERROR = Symbol.for('@entity-gen/runtime.HttpError');
+const DUPLICATE_KEY = Symbol.for('@entity-gen/runtime.DuplicateKeyError');
+const STORAGE_UNAVAILABLE = Symbol.for('@entity-gen/runtime.StorageUnavailableError');
+
+/** An error that becomes an HTTP response with its status and reason. */
+export class HttpError extends Error {
+  readonly [HTTP_ERROR] = true;
+  /** 4xx reasons are sent to the client; 5xx reasons are logged and replaced by a generic one. */
+  readonly expose: boolean;
+  readonly issues: readonly Issue[] | undefined;
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+    options: {
+      issues?: readonly Issue[];
+      headers?: Record<string, string>;
+      cause?: unknown;
+      expose?: boolean;
+    } = {},
+  ) {
+    super(reason, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'HttpError';
+    this.expose = options.expose ?? status < 500;
+    this.issues = options.issues;
+    this.headers = options.headers ?? {};
+  }
+}
+
+/** True for any `HttpError`, from this copy of the runtime or another. */
+export function isHttpError(error: unknown): error is HttpError {
+  return typeof error === 'object' && error !== null && HTTP_ERROR in error;
+}
+
+/** 400 for a request that is malformed or names something that does not exist in the schema. */
+export class BadRequestError extends HttpError {
+  constructor(reason: string, issues?: readonly Issue[]) {
+    super(400, reason, issues === undefined ? {} : { issues });
+  }
+}
+
+/** 400 for a record whose logical key is already taken. */
+export class KeyExistsError extends HttpError {
+  constructor(entity: string, id: string, issues?: readonly Issue[]) {
+    super(
+      400,
+      `Logical key ${id} for Entity ${entity} already exists`,
+      issues === undefined ? {} : { issues },
+    );
+  }
+}
+
+/** 403 for an operation switched off by the REST configuration. */
+export class MethodForbiddenError extends HttpError {
+  constructor(entity: string, method: 'GET_LIST' | 'GET_BYID' | 'NEW' | 'UPDATE' | 'DELETE') {
+    super(403, `Method ${method} not allowed for Entity ${entity}`);
+  }
+}
+
+/** 404 for an id that no record has. */
+export class RecordNotFoundError extends HttpError {
+  constructor(entity: string, id: string) {
+    super(404, `EntityRecord with id ${id} not found for ${entity}`);
+  }
+}
+
+/** 404 for an entity name the schema does not define. */
+export class EntityNotFoundError extends HttpError {
+  constructor(name: string) {
+    super(404, `Entity ${name} not found`);
+  }
+}
+
+/** 405 with the `Allow` header listing what the resource does accept. */
+export class MethodNotAllowedError extends HttpError {
+  constructor(reason: string, allowed: readonly string[]) {
+    super(405, reason, { headers: { Allow: allowed.join(', ') } });
+  }
+}
+
+/** 412 when `If-Match` names another version than the stored one. */
+export class PreconditionFailedError extends HttpError {
+  constructor(reason: string) {
+    super(412, reason);
+  }
+}
+
+/**
+ * Thrown by a driver when an insert or rename hits an existing key. `index` is the position of
+ * the offending record in the insert, when the driver can tell.
+ */
+export class DuplicateKeyError extends Error {
+  readonly [DUPLICATE_KEY] = true;
+  constructor(
+    readonly table: string,
+    readonly index: number | undefined,
+    options?: { cause?: unknown },
+  ) {
+    super(`Duplicate key in table ${table}`, options);
+    this.name = 'DuplicateKeyError';
+  }
+}
+
+/** True for a `DuplicateKeyError` from any copy of the runtime. */
+export function isDuplicateKeyError(error: unknown): error is DuplicateKeyError {
+  return typeof error === 'object' && error !== null && DUPLICATE_KEY in error;
+}
+
+/** Thrown by a driver when the database cannot be reached; answered with 503. */
+export class StorageUnavailableError extends HttpError {
+  readonly [STORAGE_UNAVAILABLE] = true;
+  constructor(detail: string, options?: { cause?: unknown }) {
+    super(503, 'Storage unavailable', { ...options, expose: true });
+    this.message = `Storage unavailable: ${detail}`;
+    this.name = 'StorageUnavailableError';
+  }
+}
+
+/** True for a `StorageUnavailableError` from any copy of the runtime. */
+export function isStorageUnavailableError(error: unknown): error is StorageUnavailableError {
+  return typeof error === 'object' && error !== null && STORAGE_UNAVAILABLE in error;
+}
