@@ -1,0 +1,53 @@
+/** Naming rules for generated identifiers, files and tables; decided once, here. */
+
+/** Splits `ORDER_LINE`, `orderLine` or `Order_line2` into lower-case words. */
+export function words(name: string): string[] {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .split(/_+/)
+    .filter((word) => word !== '')
+    .map((word) => word.toLowerCase());
+}
+
+/** `ORDER_LINE` → `OrderLine`. */
+export function pascalCase(name: string): string {
+  const joined = words(name)
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join('');
+  return /^[0-9]/.test(joined) ? `_${joined}` : joined;
+}
+
+/** `ORDER_LINE` → `orderLine`. */
+export function camelCase(name: string): string {
+  const pascal = pascalCase(name);
+  return pascal.charAt(0).toLowerCase() + pascal.slice(1);
+}
+
+/** `ORDER_LINE` → `order-line`. */
+export function kebabCase(name: string): string {
+  return words(name).join('-');
+}
+
+/** `ORDER_LINE` → `ORDER_LINE` style constant prefix. */
+export function constantCase(name: string): string {
+  return words(name).join('_').toUpperCase();
+}
+
+const RESERVED_WORDS = new Set(
+  (
+    'break case catch class const continue debugger default delete do else enum export extends ' +
+    'false finally for function if import in instanceof new null return super switch this throw ' +
+    'true try typeof var void while with yield let static implements interface package private ' +
+    'protected public await input body issues record parent key value path start'
+  ).split(' '),
+);
+
+/** A local variable name for a field, safe even when the field is called `class` or `default`. */
+export function variableName(fieldName: string): string {
+  return RESERVED_WORDS.has(fieldName) ? `${fieldName}Value` : fieldName;
+}
+
+/** A property access that works for any field name: `body.price`. */
+export function propertyAccess(object: string, name: string): string {
+  return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? `${object}.${name}` : `${object}[${JSON.stringify(name)}]`;
+}

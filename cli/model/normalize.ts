@@ -1,0 +1,260 @@
+import { createHash } from 'node:crypto';
+import type { Diagnostic } from '../diagnostics.js';
+import type { FieldDoc, JsonValue, LoadedEntity, TypeConfigDoc } from '../schema/types.js';
+import { camelCase, kebabCase, pascalCase, variableName } from './names.js';
+import type {
+  ColumnKind,
+  ConverterConstant,
+  EntityModel,
+  FieldModel,
+  ObjectReader,
+  SchemaModel,
+  TypeModel,
+} from './types.js';
+
+const DEFAULT_SEPARATOR = '~';
+const DEFAULT_SINGLE_RECORD_ID = '_singlerec_lk';
+
+/** Scalar converters exported by the runtime, by field type. */
+const SCALAR_CONVERTERS: Partial<Record<TypeConfigDoc['type'], string>> = {
+  STRING: 'toText',
+  INTEGER: 'toInteger',
+  DOUBLE: 'toDouble',
+  DECIMAL: 'toDecimal',
+  BOOL: 'toBoolean',
+  DATE: 'toDate',
+  DATE_TIME: 'toDateTime',
+  B64_IMAGE: 'toB64Image',
+  ANY: 'toAny',
+  GEOHASH_LOCATION: 'toGeohashLocation',
+};
+
+const COLUMN_KINDS: Record<TypeConfigDoc['type'], ColumnKind> = {
+  STRING: 'text',
+  INTEGER: 'integer',
+  DOUBLE: 'double',
+  DECIMAL: 'decimal',
+  BOOL: 'boolean',
+  DATE: 'date',
+  DATE_TIME: 'datetime',
+  ENUM: 'text',
+  SELECT: 'text',
+  OBJECT: 'json',
+  ARRAY: 'json',
+  DICTIONARY: 'json',
+  B64_IMAGE: 'text',
+  ANY: 'json',
+  ENTITY_REF: 'text',
+  GEOHASH_LOCATION: 'json',
+};
+
+/**
+ * Turns validated ENTITY documents into the frozen model the emitters read. Returns diagnostics
+ * for names that would collide once turned into identifiers or file names.
+ */
+export function normalize(entities: readonly LoadedEntity[]): {
+  model: SchemaModel | undefined;
+  diagnostics: Diagnostic[];
+} {
+  const sorted = [...entities].sort((a, b) => compareText(a.entity.name, b.entity.name));
+  const diagnostics = findNameCollisions(sorted);
+  if (diagnostics.length > 0) return { model: undefined, diagnostics };
+  const byName = new Map(sorted.map((loaded) => [loaded.entity.name.toUpperCase(), loaded]));
+  const models = sorted.map((loaded) => normalizeEntity(loaded, byName));
+  const hash = sha256(canonicalJson(sorted.map((loaded) => loaded.document)));
+  const sourceFiles = [...new Set(entities.map((loaded) => loaded.position.file))];
+  const model: SchemaModel = {
+    entities: models,
+    sourceFiles,
+    hash,
+    shortHash: hash.slice(0, 12),
+  };
+  return { model: deepFreeze(model), diagnostics: [] };
+}
+
+function normalizeEntity(loaded: LoadedEntity, byName: ReadonlyMap<string, LoadedEntity>): EntityModel {
+  const doc = loaded.entity;
+  const typeName = pascalCase(doc.name);
+  const context: EntityContext = { typeName, byName, constants: [], readers: [], used: new Set() };
+  const keySet = new Set(doc.lk);
+  const fields = doc.fields.map((field) => fieldModel(field, context, [], keySet.has(field.name)));
+  const keyFields = doc.lk.map((name) => {
+    const field = fields.find((candidate) => candidate.name === name);
+    if (field === undefined) throw new Error(`lk field ${name} of ${doc.name} was not validated`);
+    return field;
+  });
+  const singleRecord = doc.singleRecord === true;
+  return {
+    name: doc.name,
+    ...(doc.displayName === undefined ? {} : { displayName: doc.displayName }),
+    ...(doc.description === undefined ? {} : { description: doc.description }),
+    typeName,
+    camelName: camelCase(doc.name),
+    fileName: kebabCase(doc.name),
+    pathName: doc.name.toLowerCase(),
+    tableName: doc.name.toLowerCase(),
+    lk: doc.lk,
+    lkSeparator: doc.lkSeparator ?? DEFAULT_SEPARATOR,
+    singleRecord,
+    ...(singleRecord ? { lkValue: doc.lkValue ?? DEFAULT_SINGLE_RECORD_ID } : {}),
+    fields,
+    keyFields,
+    constants: context.constants,
+    objectReaders: context.readers,
+    document: loaded.document,
+    sourceFile: loaded.position.file,
+  };
+}
+
+interface EntityContext {
+  readonly typeName: string;
+  readonly byName: ReadonlyMap<string, LoadedEntity>;
+  readonly constants: ConverterConstant[];
+  readonly readers: ObjectReader[];
+  /** Identifiers taken so far in this entity's module. */
+  readonly used: Set<string>;
+}
+
+function fieldModel(field: FieldDoc, context: EntityContext, parents: readonly string[], isKey: boolean): FieldModel {
+  const path = [...parents, field.name];
+  const typeModel = typeModelOf(field, context, path);
+  const columnKind =
+    field.type === 'ENTITY_REF' && typeModel.converter === 'toRefInteger' ? 'integer' : COLUMN_KINDS[field.type];
+  return {
+    ...typeModel,
+    name: field.name,
+    variable: variableName(field.name),
+    required: isKey || field.required === true,
+    ...(field.displayName === undefined ? {} : { displayName: field.displayName }),
+    ...(field.description === undefined ? {} : { description: field.description }),
+    indexed: field.index === true,
+    isKey,
+    columnKind,
+  };
+}
+
+/** Builds the converter of a value, registering the constants and readers it needs. */
+function typeModelOf(config: TypeConfigDoc, context: EntityContext, path: readonly string[]): TypeModel {
+  const stem = uniqueStem(context, `${context.typeName}${path.map(pascalCase).join('')}`);
+  const scalar = SCALAR_CONVERTERS[config.type];
+  if (scalar !== undefined) return { type: config.type, converter: scalar };
+  switch (config.type) {
+    case 'ENUM': {
+      const values = config.enums ?? [];
+      return { type: 'ENUM', converter: addConstant(context, `to${stem}`, `enumConverter(${JSON.stringify(values)})`), values };
+    }
+    case 'SELECT': {
+      const values = (config.select?.elems ?? []).map((elem) => elem.value);
+      return { type: 'SELECT', converter: addConstant(context, `to${stem}`, `selectConverter(${JSON.stringify(values)})`), values };
+    }
+    case 'OBJECT': {
+      const fields = objectFields(config.object?.fields ?? [], context, path, stem);
+      return { type: 'OBJECT', converter: `read${stem}`, fields, objectType: stem };
+    }
+    case 'DICTIONARY': {
+      const entryStem = [...path, 'entry'];
+      const fields = objectFields(config.dict?.fields ?? [], context, entryStem, `${stem}Entry`);
+      const converter = addConstant(context, `to${stem}`, `dictionaryOf(read${stem}Entry)`);
+      return { type: 'DICTIONARY', converter, fields, objectType: `${stem}Entry` };
+    }
+    case 'ARRAY': {
+      if (config.array === undefined) throw new Error(`ARRAY at ${path.join('.')} has no element type`);
+      const element = typeModelOf(config.array, context, [...path, 'item']);
+      return { type: 'ARRAY', converter: addConstant(context, `to${stem}`, `arrayOf(${element.converter})`), element };
+    }
+    case 'ENTITY_REF': {
+      const target = context.byName.get((config.entityRef?.entity ?? '').toUpperCase());
+      const targetName = target?.entity.name ?? config.entityRef?.entity ?? '';
+      const keyType = target !== undefined && target.entity.lk.length === 1 ? keyTypeOf(target) : 'STRING';
+      return { type: 'ENTITY_REF', converter: keyType === 'INTEGER' ? 'toRefInteger' : 'toRefText', refEntity: targetName };
+    }
+    default:
+      throw new Error(`No converter for type ${config.type}`);
+  }
+}
+
+function objectFields(
+  docs: readonly FieldDoc[],
+  context: EntityContext,
+  path: readonly string[],
+  typeName: string,
+): FieldModel[] {
+  // Register the reader before its inner fields so readers are listed outermost first.
+  const reader: { -readonly [K in keyof ObjectReader]: ObjectReader[K] } = {
+    functionName: `read${typeName}`,
+    typeName,
+    fieldSetName: `${camelCase(typeName)}Fields`,
+    fields: [],
+    label: path.join('.'),
+  };
+  context.readers.push(reader);
+  const fields = docs.map((doc) => fieldModel(doc, context, path, false));
+  reader.fields = fields;
+  return fields;
+}
+
+/** `tags.item` and a field named `tagsItem` would share a stem; the later one gets a number. */
+function uniqueStem(context: EntityContext, stem: string): string {
+  let candidate = stem;
+  for (let suffix = 2; context.used.has(candidate); suffix++) candidate = `${stem}${suffix}`;
+  context.used.add(candidate);
+  return candidate;
+}
+
+function keyTypeOf(target: LoadedEntity): string {
+  const keyName = target.entity.lk[0];
+  return target.entity.fields.find((field) => field.name === keyName)?.type ?? 'STRING';
+}
+
+function addConstant(context: EntityContext, name: string, init: string): string {
+  context.constants.push({ name, init });
+  return name;
+}
+
+/** Entity names that differ but map to the same type or file name would overwrite each other. */
+function findNameCollisions(entities: readonly LoadedEntity[]): Diagnostic[] {
+  const seen = new Map<string, LoadedEntity>();
+  const diagnostics: Diagnostic[] = [];
+  for (const loaded of entities) {
+    const typeName = pascalCase(loaded.entity.name);
+    const previous = seen.get(typeName);
+    if (previous !== undefined) {
+      diagnostics.push({
+        ...loaded.position,
+        code: 'NAME_COLLISION',
+        message: `Entity ${loaded.entity.name} and entity ${previous.entity.name} would both generate the type ${typeName}; rename one of them`,
+      });
+    } else {
+      seen.set(typeName, loaded);
+    }
+  }
+  return diagnostics;
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** JSON with object keys sorted, so the hash does not depend on key order. */
+export function canonicalJson(value: JsonValue): string {
+  if (Array.isArray(value)) return `[${value.map((item: JsonValue) => canonicalJson(item)).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.keys(value)
+      .sort(compareText)
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, JsonValue>)[key] ?? null)}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
+}

@@ -1,0 +1,107 @@
+import type { FieldType, JsonValue } from '../schema/types.js';
+
+/** Storage class of a top-level field; mirrors the runtime's `ColumnKind`. */
+export type ColumnKind =
+  | 'text'
+  | 'integer'
+  | 'double'
+  | 'decimal'
+  | 'boolean'
+  | 'date'
+  | 'datetime'
+  | 'json';
+
+/**
+ * A field or an array element, with every decision the emitters need already made. Emitters and
+ * templates read only this model, never the schema as written.
+ */
+export interface TypeModel {
+  readonly type: FieldType;
+  /** TypeScript expression of the `Converter` that reads this value from a request body. */
+  readonly converter: string;
+  /** Allowed values of an ENUM or SELECT, in schema order. */
+  readonly values?: readonly string[];
+  /** Inner fields of an OBJECT, or of each value of a DICTIONARY. */
+  readonly fields?: readonly FieldModel[];
+  /** TypeScript interface of an OBJECT, or of each value of a DICTIONARY. */
+  readonly objectType?: string;
+  /** Element of an ARRAY. */
+  readonly element?: TypeModel;
+  /** Target entity of an ENTITY_REF. */
+  readonly refEntity?: string;
+}
+
+export interface FieldModel extends TypeModel {
+  readonly name: string;
+  /** Local variable holding the converted value in generated code. */
+  readonly variable: string;
+  /** Key fields are always required. */
+  readonly required: boolean;
+  readonly displayName?: string;
+  readonly description?: string;
+  readonly indexed: boolean;
+  readonly isKey: boolean;
+  readonly columnKind: ColumnKind;
+}
+
+/** A module-level constant of a generated validator module, e.g. an ENUM or ARRAY converter. */
+export interface ConverterConstant {
+  readonly name: string;
+  /** Initialiser expression. */
+  readonly init: string;
+}
+
+/** A generated reader function for an OBJECT shape (or the value shape of a DICTIONARY). */
+export interface ObjectReader {
+  readonly functionName: string;
+  /** Name of the TypeScript interface the reader returns. */
+  readonly typeName: string;
+  /** Name of the constant holding the allowed field names. */
+  readonly fieldSetName: string;
+  readonly fields: readonly FieldModel[];
+  /** What messages call it, e.g. `PRODUCT.address`. */
+  readonly label: string;
+}
+
+export interface EntityModel {
+  /** As written, e.g. `ORDER_LINE`. */
+  readonly name: string;
+  readonly displayName?: string;
+  readonly description?: string;
+  /** `OrderLine`: record type and identifier stem. */
+  readonly typeName: string;
+  /** `orderLine`. */
+  readonly camelName: string;
+  /** `order-line`: folder under `src/entities/`. */
+  readonly fileName: string;
+  /** `order_line`: URL segment shown in docs (any case is accepted) and SQL table name. */
+  readonly pathName: string;
+  readonly tableName: string;
+  readonly lk: readonly string[];
+  readonly lkSeparator: string;
+  readonly singleRecord: boolean;
+  /** Id of the single record (only for single-record entities). */
+  readonly lkValue?: string;
+  readonly fields: readonly FieldModel[];
+  readonly keyFields: readonly FieldModel[];
+  /** Constants (ENUM/SELECT/ARRAY/DICTIONARY converters) in dependency order. */
+  readonly constants: readonly ConverterConstant[];
+  /** Readers of nested OBJECT/DICTIONARY shapes, outermost first. */
+  readonly objectReaders: readonly ObjectReader[];
+  /** The ENTITY document as written. */
+  readonly document: JsonValue;
+  /** Schema file it came from, as given. */
+  readonly sourceFile: string;
+}
+
+/** The normalized, frozen model every emitter works from. */
+export interface SchemaModel {
+  /** Sorted by name. */
+  readonly entities: readonly EntityModel[];
+  /** Schema files as given, in order. */
+  readonly sourceFiles: readonly string[];
+  /** SHA-256 (hex) of the canonical schema. */
+  readonly hash: string;
+  /** First 12 hex digits of `hash`. */
+  readonly shortHash: string;
+}

@@ -1,0 +1,37 @@
+/**
+ * The diagnostic codes schema loading can report, with what each means. The codes are part of
+ * the CLI's output contract (users grep for them, fixtures commit them), so they never change
+ * meaning once released.
+ */
+export const SCHEMA_DIAGNOSTIC_CODES = {
+  FILE_NOT_READABLE: 'A schema file could not be read from disk.',
+  PARSE_ERROR: 'A schema file is not valid JSON or YAML.',
+  DUPLICATE_KEY: 'A mapping sets the same key twice.',
+  NOT_AN_ENTITY: 'A document is not an ENTITY document (not a mapping, or `type` is not ENTITY).',
+  UNKNOWN_KEY: 'A mapping holds a key the schema format does not know.',
+  MISSING_KEY: 'A mapping lacks a key that must be present.',
+  INVALID_VALUE:
+    'A value has the wrong JSON type or a type-config key does not fit the field type.',
+  INVALID_NAME: 'An entity or field name does not match the allowed pattern.',
+  RESERVED_NAME: 'A name is reserved (prototype keys, `_eg_` storage columns).',
+  DUPLICATE_ENTITY: 'Two entities share a name (compared case-insensitively, across files).',
+  DUPLICATE_FIELD: 'Two fields of one fields list share a name (compared case-insensitively).',
+  UNKNOWN_TYPE: 'A field or array element names a type that does not exist.',
+  MISSING_TYPE_CONFIG: "A field lacks its type's own configuration (enums, select.elems, fields…).",
+  EMPTY_ENUM: 'An enums / select list is empty or lists a value twice.',
+  EMPTY_FIELDS: 'An entity, object or dictionary declares no fields.',
+  UNKNOWN_FIELD: 'A list of field names (refDisplayFields) names an undeclared field.',
+  LK_EMPTY: 'The logical key lists no field.',
+  LK_UNKNOWN_FIELD: 'The logical key names an undeclared field.',
+  LK_DUPLICATE: 'The logical key names a field twice.',
+  LK_INVALID_TYPE: 'A logical key field has a type that cannot be part of a key.',
+  UNKNOWN_ENTITY_REF: 'An ENTITY_REF names an entity that no loaded file defines.',
+  INVALID_SEPARATOR: 'lkSeparator is empty or holds a character that is unsafe in URLs.',
+  SINGLE_RECORD: 'lkValue is set without singleRecord, is empty, or holds the key separator.',
+  INVALID_TREE: 'A tree entity has a bad parent field or not exactly one key field.',
+  INVALID_ANY_TYPE_FIELD: 'any.typeField does not name a sibling field.',
+  INVALID_INDEX: 'index: true on a nested field or on a type that cannot be indexed.',
+} as const;
+
+/** One of the codes above. */
+export type SchemaDiagnosticCode = keyof typeof SCHEMA_DIAGNOSTIC_CODES;

@@ -1,0 +1,661 @@
+/**
+ * Validation of field lists, fields and type configurations (the recursive part of an ENTITY
+ * document: OBJECT and DICTIONARY hold fields, ARRAY holds an element type configuration).
+ */
+import {
+  FIELD_TYPES,
+  type FieldDoc,
+  type FieldType,
+  type JsonValue,
+  type SelectElemDoc,
+  type TypeConfigDoc,
+} from './types.js';
+import { toJsonValue, type MapEntry, type MapNode } from './node.js';
+import type { Position, Reporter } from './report.js';
+import { didYouMean, suggestionSuffix } from './suggest.js';
+import {
+  capitalize,
+  checkKeys,
+  describeNode,
+  entryOf,
+  readBoolean,
+  readMap,
+  readSeq,
+  readString,
+  readStringList,
+} from './values.js';
+
+/** The keys that carry one type's own configuration, and the type each belongs to. */
+const TYPE_CONFIG_KEYS = {
+  enums: 'ENUM',
+  select: 'SELECT',
+  object: 'OBJECT',
+  array: 'ARRAY',
+  dict: 'DICTIONARY',
+  entityRef: 'ENTITY_REF',
+  any: 'ANY',
+  geoHashLocation: 'GEOHASH_LOCATION',
+} as const satisfies Record<string, FieldType>;
+
+type TypeConfigKey = keyof typeof TYPE_CONFIG_KEYS;
+
+/** The same, for lookups by arbitrary user-written keys (a plain object would answer `toString`). */
+const CONFIG_KEY_TYPES: ReadonlyMap<string, FieldType> = new Map<string, FieldType>(
+  Object.entries(TYPE_CONFIG_KEYS),
+);
+
+/** Keys of a field definition. */
+export const FIELD_KEYS: readonly string[] = [
+  'name',
+  'type',
+  'required',
+  'displayName',
+  'description',
+  'index',
+  ...Object.keys(TYPE_CONFIG_KEYS),
+];
+
+/** Keys of an array element configuration: the type and its configuration, nothing else. */
+const ELEMENT_KEYS: readonly string[] = ['type', ...Object.keys(TYPE_CONFIG_KEYS)];
+
+/** Field keys that make no sense on an array element; they get a specific message. */
+const FIELD_ONLY_KEYS: readonly string[] = [
+  'name',
+  'required',
+  'displayName',
+  'description',
+  'index',
+];
+
+/** Types stored as JSON or as large blobs, which a storage index cannot serve. */
+const NOT_INDEXABLE: ReadonlySet<FieldType> = new Set([
+  'OBJECT',
+  'ARRAY',
+  'DICTIONARY',
+  'ANY',
+  'B64_IMAGE',
+  'GEOHASH_LOCATION',
+]);
+
+/** Names other tools and languages use for our types, for suggestions an edit distance misses. */
+const TYPE_ALIASES: ReadonlyMap<string, FieldType> = new Map<string, FieldType>([
+  ['BOOLEAN', 'BOOL'],
+  ['INT', 'INTEGER'],
+  ['LONG', 'INTEGER'],
+  ['NUMBER', 'DOUBLE'],
+  ['FLOAT', 'DOUBLE'],
+  ['TEXT', 'STRING'],
+  ['TIMESTAMP', 'DATE_TIME'],
+  ['MAP', 'DICTIONARY'],
+  ['LIST', 'ARRAY'],
+  ['REF', 'ENTITY_REF'],
+  ['IMAGE', 'B64_IMAGE'],
+  ['GEOHASH', 'GEOHASH_LOCATION'],
+]);
+
+const FIELD_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Keys that would reach an object's prototype if a record used them as property names. */
+const PROTOTYPE_KEYS: readonly string[] = ['__proto__', 'constructor', 'prototype'];
+
+/** Prefix of the storage's bookkeeping columns (created/updated time, version). */
+const STORAGE_PREFIX = '_eg_';
+
+/** An ENTITY_REF found while validating, resolved once every file is loaded. */
+export interface EntityRefUse {
+  readonly entity: string;
+  readonly position: Position;
+  /** What holds the reference, e.g. `field 'category' of entity PRODUCT`. */
+  readonly owner: string;
+}
+
+/** What the entity-level checks (lk, tree, refDisplayFields) need to know about a field. */
+export interface FieldInfo {
+  readonly name: string;
+  readonly namePosition: Position;
+  readonly type: FieldType | undefined;
+}
+
+/** Shared by every field of one entity. */
+export interface EntityScope {
+  readonly reporter: Reporter;
+  /** `entity PRODUCT` */
+  readonly entityLabel: string;
+  readonly refs: EntityRefUse[];
+}
+
+/** Where a list of fields sits. */
+interface ListPlace {
+  /** Prepended to field names to form paths: '' at top level, `address.` inside an object. */
+  readonly pathPrefix: string;
+  /** Names the list for fields that have no usable name, e.g. `entity PRODUCT`. */
+  readonly owner: string;
+  readonly topLevel: boolean;
+}
+
+/** Where a type configuration sits: a field, or an array element. */
+interface ConfigPlace {
+  /** `field 'price' of entity PRODUCT` or `array element 'tags[]' of entity PRODUCT`. */
+  readonly label: string;
+  /** `price`, `tags[]`: the prefix of inner paths. */
+  readonly path: string;
+  /** Names of the fields next to the field this configuration belongs to (for any.typeField). */
+  readonly siblings: readonly string[];
+  readonly selfName: string | undefined;
+}
+
+export interface FieldListResult {
+  readonly fields: FieldDoc[];
+  readonly infos: FieldInfo[];
+}
+
+/**
+ * Validates a `fields` list: each field fully (recursively), names unique case-insensitively,
+ * at least one field. `entry` is the `fields` key of its owner.
+ */
+export function validateFieldList(
+  entry: MapEntry,
+  place: ListPlace,
+  scope: EntityScope,
+): FieldListResult {
+  const result: FieldListResult = { fields: [], infos: [] };
+  const seq = readSeq(entry, place.owner, scope.reporter);
+  if (seq === undefined) return result;
+  if (seq.items.length === 0) {
+    scope.reporter.report(
+      seq.position,
+      'EMPTY_FIELDS',
+      `${capitalize(place.owner)} has no fields; declare at least one`,
+    );
+    return result;
+  }
+  const siblings = seq.items.flatMap((item) => {
+    const name = item.kind === 'map' ? entryOf(item, 'name')?.value : undefined;
+    return name?.kind === 'scalar' && typeof name.value === 'string' ? [name.value] : [];
+  });
+  seq.items.forEach((item, index) => {
+    if (item.kind !== 'map') {
+      const message = `Field #${index + 1} of ${place.owner} must be a mapping with name and type, not ${describeNode(item)}`;
+      scope.reporter.report(item.position, 'INVALID_VALUE', message);
+      return;
+    }
+    const { doc, info } = validateField(item, index, place, siblings, scope);
+    if (info !== undefined) checkUniqueField(info, result.infos, place, scope);
+    if (info !== undefined) result.infos.push(info);
+    if (doc !== undefined) result.fields.push(doc);
+  });
+  return result;
+}
+
+/** SQL column names (and our record lookups) ignore case, so `price` and `Price` collide. */
+function checkUniqueField(
+  info: FieldInfo,
+  earlier: readonly FieldInfo[],
+  place: ListPlace,
+  scope: EntityScope,
+): void {
+  const first = earlier.find((other) => other.name.toLowerCase() === info.name.toLowerCase());
+  if (first === undefined) return;
+  const why = place.topLevel
+    ? 'field names are compared case-insensitively because SQL column names are case-insensitive'
+    : 'field names are compared case-insensitively';
+  const message =
+    `Duplicate field '${info.name}' in ${place.owner}: '${first.name}' is already declared at ` +
+    `line ${first.namePosition.line}, column ${first.namePosition.column} (${why})`;
+  scope.reporter.report(info.namePosition, 'DUPLICATE_FIELD', message);
+}
+
+function validateField(
+  map: MapNode,
+  index: number,
+  place: ListPlace,
+  siblings: readonly string[],
+  scope: EntityScope,
+): { doc: FieldDoc | undefined; info: FieldInfo | undefined } {
+  const { reporter } = scope;
+  const unnamed = `field #${index + 1} of ${place.owner}`;
+  const nameEntry = entryOf(map, 'name');
+  if (nameEntry === undefined)
+    reporter.report(map.position, 'MISSING_KEY', `${capitalize(unnamed)} has no 'name'`);
+  const name = nameEntry === undefined ? undefined : readString(nameEntry, unnamed, reporter);
+  if (name !== undefined && nameEntry !== undefined)
+    checkFieldName(name, nameEntry.value.position, place, scope);
+  const path = name === undefined ? undefined : `${place.pathPrefix}${name}`;
+  const label = path === undefined ? unnamed : `field '${path}' of ${scope.entityLabel}`;
+  checkKeys(map, FIELD_KEYS, label, reporter);
+  const configPlace: ConfigPlace = {
+    label,
+    path: path ?? `${place.pathPrefix}#${index + 1}`,
+    siblings,
+    selfName: name,
+  };
+  const config = validateTypeConfig(map, configPlace, scope);
+  const extras = readFieldExtras(map, label, place, config?.type, scope);
+  const info =
+    name === undefined || nameEntry === undefined
+      ? undefined
+      : { name, namePosition: nameEntry.value.position, type: config?.type };
+  const doc =
+    name === undefined || config === undefined ? undefined : { name, ...config, ...extras };
+  return { doc, info };
+}
+
+function checkFieldName(
+  name: string,
+  position: Position,
+  place: ListPlace,
+  scope: EntityScope,
+): void {
+  const { reporter, entityLabel } = scope;
+  if (!FIELD_NAME_PATTERN.test(name)) {
+    const message =
+      `Field name '${name}' in ${place.owner} is invalid: it must start with a letter or '_' ` +
+      `and contain only letters, digits and '_'`;
+    reporter.report(position, 'INVALID_NAME', message);
+  } else if (PROTOTYPE_KEYS.includes(name)) {
+    const message = `Field name '${name}' in ${place.owner} is reserved: it is a JavaScript prototype key`;
+    reporter.report(position, 'RESERVED_NAME', message);
+  } else if (place.topLevel && name.toLowerCase().startsWith(STORAGE_PREFIX)) {
+    const message =
+      `Field name '${name}' of ${entityLabel} is reserved: names starting with '${STORAGE_PREFIX}' ` +
+      `are the storage's bookkeeping columns`;
+    reporter.report(position, 'RESERVED_NAME', message);
+  }
+}
+
+/** The keys a field has beyond its type configuration. */
+function readFieldExtras(
+  map: MapNode,
+  label: string,
+  place: ListPlace,
+  type: FieldType | undefined,
+  scope: EntityScope,
+): Pick<FieldDoc, 'required' | 'displayName' | 'description' | 'index'> {
+  const { reporter } = scope;
+  const extras: {
+    required?: boolean;
+    displayName?: string;
+    description?: string;
+    index?: boolean;
+  } = {};
+  const required = entryOf(map, 'required');
+  if (required !== undefined)
+    assignDefined(extras, 'required', readBoolean(required, label, reporter));
+  for (const key of ['displayName', 'description'] as const) {
+    const entry = entryOf(map, key);
+    if (entry !== undefined) assignDefined(extras, key, readString(entry, label, reporter));
+  }
+  const indexEntry = entryOf(map, 'index');
+  const index = indexEntry === undefined ? undefined : readBoolean(indexEntry, label, reporter);
+  if (index === true && indexEntry !== undefined)
+    checkIndexable(indexEntry, label, place, type, reporter);
+  assignDefined(extras, 'index', index);
+  return extras;
+}
+
+function checkIndexable(
+  entry: MapEntry,
+  label: string,
+  place: ListPlace,
+  type: FieldType | undefined,
+  reporter: Reporter,
+): void {
+  if (!place.topLevel) {
+    const message = `${capitalize(label)} cannot be indexed: only top-level fields (table columns) can have index: true`;
+    reporter.report(entry.value.position, 'INVALID_INDEX', message);
+  } else if (type !== undefined && NOT_INDEXABLE.has(type)) {
+    const message =
+      `${capitalize(label)} has type ${type}, which cannot be indexed; ` +
+      `index: true is for scalar types (not ${[...NOT_INDEXABLE].join(', ')})`;
+    reporter.report(entry.value.position, 'INVALID_INDEX', message);
+  }
+}
+
+/**
+ * Validates `type` and the configuration keys of a field or array element. Returns undefined
+ * when the type itself is missing or unknown.
+ */
+function validateTypeConfig(
+  map: MapNode,
+  place: ConfigPlace,
+  scope: EntityScope,
+): TypeConfigDoc | undefined {
+  const type = readType(map, place, scope.reporter);
+  checkConfigKeysFit(map, place, type, scope.reporter);
+  if (type === undefined) return undefined;
+  return { type, ...readOwnConfig(map, type, place, scope) };
+}
+
+function readType(map: MapNode, place: ConfigPlace, reporter: Reporter): FieldType | undefined {
+  const entry = entryOf(map, 'type');
+  if (entry === undefined) {
+    reporter.report(map.position, 'MISSING_KEY', `${capitalize(place.label)} has no 'type'`);
+    return undefined;
+  }
+  const written = readString(entry, place.label, reporter);
+  if (written === undefined) return undefined;
+  const known = FIELD_TYPES.find((type) => type === written);
+  if (known !== undefined) return known;
+  const suggestion = didYouMean(written, FIELD_TYPES) ?? TYPE_ALIASES.get(written.toUpperCase());
+  const hint =
+    suggestion === undefined
+      ? `; known types are ${FIELD_TYPES.join(', ')}`
+      : `; did you mean '${suggestion}'?`;
+  reporter.report(
+    entry.value.position,
+    'UNKNOWN_TYPE',
+    `Unknown type '${written}' for ${place.label}${hint}`,
+  );
+  return undefined;
+}
+
+/** A configuration key for another type (e.g. `enums` on a STRING) is a mistake, not metadata. */
+function checkConfigKeysFit(
+  map: MapNode,
+  place: ConfigPlace,
+  type: FieldType | undefined,
+  reporter: Reporter,
+): void {
+  if (type === undefined) return;
+  for (const entry of map.entries) {
+    const owner = CONFIG_KEY_TYPES.get(entry.key);
+    if (owner === undefined || owner === type) continue;
+    const message = `'${entry.key}' applies only to type ${owner}, but ${place.label} has type ${type}`;
+    reporter.report(entry.keyPosition, 'INVALID_VALUE', message);
+  }
+}
+
+type OwnConfig = Omit<TypeConfigDoc, 'type'>;
+
+function readOwnConfig(
+  map: MapNode,
+  type: FieldType,
+  place: ConfigPlace,
+  scope: EntityScope,
+): OwnConfig {
+  switch (type) {
+    case 'ENUM':
+      return readEnums(map, place, scope.reporter);
+    case 'SELECT':
+      return readSelect(map, place, scope.reporter);
+    case 'OBJECT':
+      return readInnerFields(map, 'object', `${place.path}.`, place, scope);
+    case 'DICTIONARY':
+      return readInnerFields(map, 'dict', `${place.path}.*.`, place, scope);
+    case 'ARRAY':
+      return readArray(map, place, scope);
+    case 'ENTITY_REF':
+      return readEntityRef(map, place, scope);
+    case 'ANY':
+      return readAny(map, place, scope.reporter);
+    case 'GEOHASH_LOCATION':
+      return readGeoHashLocation(map, place, scope.reporter);
+    default:
+      return {};
+  }
+}
+
+/** The entry of a type's required configuration key, or MISSING_TYPE_CONFIG. */
+function requireConfig(
+  map: MapNode,
+  key: TypeConfigKey,
+  place: ConfigPlace,
+  example: string,
+  reporter: Reporter,
+): MapEntry | undefined {
+  const entry = entryOf(map, key);
+  if (entry !== undefined) return entry;
+  const message = `${capitalize(place.label)} has type ${TYPE_CONFIG_KEYS[key]} but no '${key}'; ${example}`;
+  reporter.report(map.position, 'MISSING_TYPE_CONFIG', message);
+  return undefined;
+}
+
+function readEnums(map: MapNode, place: ConfigPlace, reporter: Reporter): OwnConfig {
+  const entry = requireConfig(
+    map,
+    'enums',
+    place,
+    'list the allowed values, e.g. enums: [A, B]',
+    reporter,
+  );
+  if (entry === undefined) return {};
+  const values = readStringList(entry, place.label, reporter);
+  if (values === undefined) return {};
+  if (entry.value.kind === 'seq' && entry.value.items.length === 0) {
+    reporter.report(
+      entry.value.position,
+      'EMPTY_ENUM',
+      `'enums' of ${place.label} is empty; list at least one value`,
+    );
+  }
+  const seen = new Map<string, string>();
+  for (const { value, position } of values) {
+    if (value === '') {
+      reporter.report(
+        position,
+        'INVALID_VALUE',
+        `Enum values of ${place.label} must not be empty strings`,
+      );
+      continue;
+    }
+    // Input is matched to enum values case-insensitively, so `open` and `OPEN` would be ambiguous.
+    const first = seen.get(value.toLowerCase());
+    if (first !== undefined) {
+      const message =
+        `Duplicate enum value '${value}' in ${place.label}: '${first}' is already listed ` +
+        `(enum values are matched case-insensitively)`;
+      reporter.report(position, 'EMPTY_ENUM', message);
+    }
+    seen.set(value.toLowerCase(), first ?? value);
+  }
+  return { enums: values.map(({ value }) => value) };
+}
+
+function readSelect(map: MapNode, place: ConfigPlace, reporter: Reporter): OwnConfig {
+  const example = 'list the options, e.g. select: {elems: [{value: A}, {value: B}]}';
+  const entry = requireConfig(map, 'select', place, example, reporter);
+  const select = entry === undefined ? undefined : readMap(entry, place.label, reporter);
+  if (select === undefined) return {};
+  const owner = `'select' of ${place.label}`;
+  checkKeys(select, ['elems'], owner, reporter);
+  const elemsEntry = entryOf(select, 'elems');
+  if (elemsEntry === undefined) {
+    reporter.report(
+      select.position,
+      'MISSING_TYPE_CONFIG',
+      `${capitalize(owner)} has no 'elems'; ${example}`,
+    );
+    return {};
+  }
+  const elems = readSeq(elemsEntry, owner, reporter);
+  if (elems === undefined) return {};
+  if (elems.items.length === 0) {
+    reporter.report(
+      elems.position,
+      'EMPTY_ENUM',
+      `'elems' of ${owner} is empty; list at least one option`,
+    );
+  }
+  const docs: SelectElemDoc[] = [];
+  const seen = new Map<string, Position>();
+  elems.items.forEach((item, index) => {
+    const elemOwner = `option #${index + 1} of ${owner}`;
+    if (item.kind !== 'map') {
+      reporter.report(
+        item.position,
+        'INVALID_VALUE',
+        `${capitalize(elemOwner)} must be a mapping with a 'value', not ${describeNode(item)}`,
+      );
+      return;
+    }
+    const doc = readSelectElem(item, elemOwner, seen, reporter);
+    if (doc !== undefined) docs.push(doc);
+  });
+  return { select: { elems: docs } };
+}
+
+function readSelectElem(
+  map: MapNode,
+  owner: string,
+  seen: Map<string, Position>,
+  reporter: Reporter,
+): SelectElemDoc | undefined {
+  checkKeys(map, ['value', 'displayName', 'driveFields'], owner, reporter);
+  const valueEntry = entryOf(map, 'value');
+  if (valueEntry === undefined)
+    reporter.report(map.position, 'MISSING_KEY', `${capitalize(owner)} has no 'value'`);
+  const value = valueEntry === undefined ? undefined : readString(valueEntry, owner, reporter);
+  if (value !== undefined && valueEntry !== undefined) {
+    const position = valueEntry.value.position;
+    const first = seen.get(value);
+    if (value === '') {
+      reporter.report(position, 'INVALID_VALUE', `'value' of ${owner} must not be empty`);
+    } else if (first !== undefined) {
+      const message = `Duplicate select value '${value}' in ${owner}: it is already listed at line ${first.line}, column ${first.column}`;
+      reporter.report(position, 'EMPTY_ENUM', message);
+    } else {
+      seen.set(value, position);
+    }
+  }
+  const displayEntry = entryOf(map, 'displayName');
+  const displayName =
+    displayEntry === undefined ? undefined : readString(displayEntry, owner, reporter);
+  const driveEntry = entryOf(map, 'driveFields');
+  if (value === undefined) return undefined;
+  const doc: { value: string; displayName?: string; driveFields?: JsonValue } = { value };
+  assignDefined(doc, 'displayName', displayName);
+  // Gemini metadata for its admin UI: any JSON is kept as written.
+  if (driveEntry !== undefined) doc.driveFields = toJsonValue(driveEntry.value);
+  return doc;
+}
+
+/** OBJECT `object: {fields}` and DICTIONARY `dict: {fields}`: full field definitions, recursively. */
+function readInnerFields(
+  map: MapNode,
+  key: 'object' | 'dict',
+  pathPrefix: string,
+  place: ConfigPlace,
+  scope: EntityScope,
+): OwnConfig {
+  const { reporter } = scope;
+  const example = `declare its fields, e.g. ${key}: {fields: [{name: x, type: STRING}]}`;
+  const entry = requireConfig(map, key, place, example, reporter);
+  const inner = entry === undefined ? undefined : readMap(entry, place.label, reporter);
+  if (inner === undefined) return {};
+  const owner = `'${key}' of ${place.label}`;
+  checkKeys(inner, ['fields'], owner, reporter);
+  const fieldsEntry = entryOf(inner, 'fields');
+  if (fieldsEntry === undefined) {
+    reporter.report(
+      inner.position,
+      'MISSING_TYPE_CONFIG',
+      `${capitalize(owner)} has no 'fields'; ${example}`,
+    );
+    return {};
+  }
+  const { fields } = validateFieldList(fieldsEntry, { pathPrefix, owner, topLevel: false }, scope);
+  return key === 'object' ? { object: { fields } } : { dict: { fields } };
+}
+
+/** ARRAY `array: {type, …element config}`; element configurations nest (arrays of arrays). */
+function readArray(map: MapNode, place: ConfigPlace, scope: EntityScope): OwnConfig {
+  const { reporter } = scope;
+  const entry = requireConfig(
+    map,
+    'array',
+    place,
+    'give the element type, e.g. array: {type: STRING}',
+    reporter,
+  );
+  const element = entry === undefined ? undefined : readMap(entry, place.label, reporter);
+  if (element === undefined) return {};
+  const path = `${place.path}[]`;
+  const label = `array element '${path}' of ${scope.entityLabel}`;
+  checkKeys(element, ELEMENT_KEYS, label, reporter, (key) =>
+    FIELD_ONLY_KEYS.includes(key)
+      ? `Unknown key '${key}' in ${label}: an array element configuration holds only 'type' and that type's configuration`
+      : undefined,
+  );
+  const config = validateTypeConfig(element, { ...place, label, path }, scope);
+  return config === undefined ? {} : { array: config };
+}
+
+function readEntityRef(map: MapNode, place: ConfigPlace, scope: EntityScope): OwnConfig {
+  const { reporter } = scope;
+  const entry = requireConfig(
+    map,
+    'entityRef',
+    place,
+    'name the target, e.g. entityRef: {entity: CATEGORY}',
+    reporter,
+  );
+  const ref = entry === undefined ? undefined : readMap(entry, place.label, reporter);
+  if (ref === undefined) return {};
+  const owner = `'entityRef' of ${place.label}`;
+  checkKeys(ref, ['entity'], owner, reporter);
+  const entityEntry = entryOf(ref, 'entity');
+  if (entityEntry === undefined) {
+    reporter.report(
+      ref.position,
+      'MISSING_KEY',
+      `${capitalize(owner)} has no 'entity'; name the referenced entity`,
+    );
+    return {};
+  }
+  const entity = readString(entityEntry, owner, reporter);
+  if (entity === undefined) return {};
+  scope.refs.push({ entity, position: entityEntry.value.position, owner: place.label });
+  return { entityRef: { entity } };
+}
+
+/** ANY: optional Gemini metadata `any: {typeField}` naming the sibling that holds the value's type. */
+function readAny(map: MapNode, place: ConfigPlace, reporter: Reporter): OwnConfig {
+  const entry = entryOf(map, 'any');
+  const any = entry === undefined ? undefined : readMap(entry, place.label, reporter);
+  if (any === undefined) return {};
+  const owner = `'any' of ${place.label}`;
+  checkKeys(any, ['typeField'], owner, reporter);
+  const typeFieldEntry = entryOf(any, 'typeField');
+  if (typeFieldEntry === undefined) {
+    reporter.report(
+      any.position,
+      'MISSING_KEY',
+      `${capitalize(owner)} has no 'typeField'; name the sibling field that holds the value's type`,
+    );
+    return {};
+  }
+  const typeField = readString(typeFieldEntry, owner, reporter);
+  if (typeField === undefined) return {};
+  const candidates = place.siblings.filter((name) => name !== place.selfName);
+  const sibling = candidates.find((name) => name.toLowerCase() === typeField.toLowerCase());
+  if (sibling === undefined) {
+    const message =
+      `'typeField' of ${owner} names '${typeField}', which is not a sibling field` +
+      suggestionSuffix(typeField, candidates);
+    reporter.report(typeFieldEntry.value.position, 'INVALID_ANY_TYPE_FIELD', message);
+    return {};
+  }
+  // References are stored with the declared spelling so later stages can compare exactly.
+  return { any: { typeField: sibling } };
+}
+
+function readGeoHashLocation(map: MapNode, place: ConfigPlace, reporter: Reporter): OwnConfig {
+  const entry = entryOf(map, 'geoHashLocation');
+  const geo = entry === undefined ? undefined : readMap(entry, place.label, reporter);
+  if (geo === undefined) return {};
+  const owner = `'geoHashLocation' of ${place.label}`;
+  checkKeys(geo, ['includeGooglePlaceId'], owner, reporter);
+  const flagEntry = entryOf(geo, 'includeGooglePlaceId');
+  const includeGooglePlaceId =
+    flagEntry === undefined ? undefined : readBoolean(flagEntry, owner, reporter);
+  return { geoHashLocation: includeGooglePlaceId === undefined ? {} : { includeGooglePlaceId } };
+}
+
+/** Sets `target[key]` only when `value` is defined, so optional properties stay absent. */
+export function assignDefined<T extends object, K extends keyof T>(
+  target: T,
+  key: K,
+  value: T[K] | undefined,
+): void {
+  if (value !== undefined) target[key] = value;
+}

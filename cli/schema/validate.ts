@@ -1,0 +1,445 @@
+/**
+ * Validation of one ENTITY document: the document wrapper, the entity's own keys (name, lk,
+ * separator, single-record and tree settings, refDisplayFields) and, through validate-field,
+ * every field. Checks that need all files (duplicate entities, ENTITY_REF targets) are in
+ * references.ts.
+ */
+import { KEY_FIELD_TYPES, type EntityDoc } from './types.js';
+import type { MapEntry, MapNode, SchemaNode } from './node.js';
+import type { Position, Reporter } from './report.js';
+import { suggestionSuffix } from './suggest.js';
+import {
+  assignDefined,
+  validateFieldList,
+  type EntityRefUse,
+  type EntityScope,
+  type FieldInfo,
+} from './validate-field.js';
+import {
+  capitalize,
+  checkKeys,
+  describeNode,
+  entryOf,
+  readBoolean,
+  readMap,
+  readString,
+  readStringList,
+  type PositionedString,
+} from './values.js';
+
+const DOCUMENT_KEYS: readonly string[] = ['type', 'entity'];
+
+const ENTITY_KEYS: readonly string[] = [
+  'name',
+  'displayName',
+  'description',
+  'lk',
+  'lkSeparator',
+  'singleRecord',
+  'lkValue',
+  'fields',
+  'tree',
+  'refDisplayFields',
+  'refDisplaySeparator',
+];
+
+const ENTITY_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_]*$/;
+
+/**
+ * Entity names are looked up case-insensitively, often as object keys; these two would hit
+ * `Object.prototype` in such a lookup.
+ */
+const RESERVED_ENTITY_NAMES: readonly string[] = ['constructor', 'prototype'];
+
+/** Record ids are the rest of a URL path, so the separator must not carry URL syntax. */
+const URL_UNSAFE_SEPARATOR_CHARS: readonly string[] = ['/', '?', '#', '%'];
+
+/** Default of `lkSeparator`, used to check `lkValue`. */
+const DEFAULT_SEPARATOR = '~';
+
+/** Gemini's default when a tree has no `parentField`. */
+const DEFAULT_TREE_PARENT = 'parent';
+
+/** One ENTITY document after validation; `entity` is undefined when a required part is invalid. */
+export interface ValidatedDocument {
+  readonly entity: EntityDoc | undefined;
+  /** The entity's name as written, for the cross-file checks. */
+  readonly name: PositionedString | undefined;
+  /** Position of the document's `entity` key. */
+  readonly entityKeyPosition: Position;
+  readonly refs: readonly EntityRefUse[];
+}
+
+/**
+ * Validates one document (`{type: ENTITY, entity: {...}}`), reporting every problem found.
+ * Returns undefined when the node is not an ENTITY document at all.
+ */
+export function validateEntityDocument(
+  root: SchemaNode,
+  reporter: Reporter,
+): ValidatedDocument | undefined {
+  if (root.kind !== 'map') {
+    const message = `Expected an ENTITY document (a mapping with 'type: ENTITY' and 'entity'), not ${describeNode(root)}`;
+    reporter.report(root.position, 'NOT_AN_ENTITY', message);
+    return undefined;
+  }
+  checkKeys(root, DOCUMENT_KEYS, 'the document', reporter);
+  if (!checkDocumentType(root, reporter)) return undefined;
+  const entityEntry = entryOf(root, 'entity');
+  if (entityEntry === undefined) {
+    reporter.report(
+      root.position,
+      'MISSING_KEY',
+      "Document has no 'entity'; an ENTITY document holds type: ENTITY and entity: {name, lk, fields}",
+    );
+    return undefined;
+  }
+  const entityMap = readMap(entityEntry, 'the document', reporter);
+  if (entityMap === undefined) return undefined;
+  const refs: EntityRefUse[] = [];
+  const { entity, name } = validateEntity(entityMap, reporter, refs);
+  return { entity, name, entityKeyPosition: entityEntry.keyPosition, refs };
+}
+
+/** False when the document is of another kind, whose content is then not checked further. */
+function checkDocumentType(root: MapNode, reporter: Reporter): boolean {
+  const entry = entryOf(root, 'type');
+  if (entry === undefined) {
+    reporter.report(
+      root.position,
+      'MISSING_KEY',
+      "Document has no 'type'; ENTITY documents start with type: ENTITY",
+    );
+    return true;
+  }
+  const node = entry.value;
+  if (node.kind === 'scalar' && node.value === 'ENTITY') return true;
+  const written = node.kind === 'scalar' && typeof node.value === 'string' ? node.value : undefined;
+  const hint =
+    written === undefined
+      ? ''
+      : suggestionSuffix(written, ['ENTITY'], '; only ENTITY documents are supported');
+  reporter.report(
+    node.position,
+    'NOT_AN_ENTITY',
+    `Document type must be ENTITY, not ${describeNode(node)}${hint}`,
+  );
+  return false;
+}
+
+function validateEntity(
+  map: MapNode,
+  reporter: Reporter,
+  refs: EntityRefUse[],
+): { entity: EntityDoc | undefined; name: PositionedString | undefined } {
+  const name = readEntityName(map, reporter);
+  const scope: EntityScope = {
+    reporter,
+    entityLabel: name === undefined ? 'the entity' : `entity ${name.value}`,
+    refs,
+  };
+  const label = scope.entityLabel;
+  checkKeys(map, ENTITY_KEYS, label, reporter);
+  const fieldsEntry = entryOf(map, 'fields');
+  if (fieldsEntry === undefined)
+    reporter.report(map.position, 'MISSING_KEY', `${capitalize(label)} has no 'fields'`);
+  const list =
+    fieldsEntry === undefined
+      ? undefined
+      : validateFieldList(fieldsEntry, { pathPrefix: '', owner: label, topLevel: true }, scope);
+  // Without a readable, non-empty fields list every name check below would only repeat that problem.
+  const declared = fieldsEntry?.value.kind === 'seq' && fieldsEntry.value.items.length > 0;
+  const fields = list !== undefined && declared ? list.infos : undefined;
+  const singleRecord = readOptional(map, 'singleRecord', (entry) =>
+    readBoolean(entry, label, reporter),
+  );
+  const separator = readSeparator(map, scope);
+  const lk = readLk(map, fields, singleRecord === true, scope);
+  const entity: Partial<Mutable<EntityDoc>> = {};
+  assignDefined(
+    entity,
+    'displayName',
+    readOptional(map, 'displayName', (entry) => readString(entry, label, reporter)),
+  );
+  assignDefined(
+    entity,
+    'description',
+    readOptional(map, 'description', (entry) => readString(entry, label, reporter)),
+  );
+  assignDefined(entity, 'lkSeparator', separator);
+  assignDefined(entity, 'singleRecord', singleRecord);
+  assignDefined(entity, 'lkValue', readLkValue(map, singleRecord, separator, scope));
+  assignDefined(entity, 'tree', readTree(map, fields, lk, scope));
+  assignDefined(entity, 'refDisplayFields', readRefDisplayFields(map, fields, scope));
+  assignDefined(
+    entity,
+    'refDisplaySeparator',
+    readOptional(map, 'refDisplaySeparator', (entry) => readString(entry, label, reporter)),
+  );
+  if (name === undefined || lk === undefined || list === undefined)
+    return { entity: undefined, name };
+  return { entity: { name: name.value, lk, fields: list.fields, ...entity }, name };
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/** Reads `key` with `read` when present. */
+function readOptional<T>(
+  map: MapNode,
+  key: string,
+  read: (entry: MapEntry) => T | undefined,
+): T | undefined {
+  const entry = entryOf(map, key);
+  return entry === undefined ? undefined : read(entry);
+}
+
+function readEntityName(map: MapNode, reporter: Reporter): PositionedString | undefined {
+  const entry = entryOf(map, 'name');
+  if (entry === undefined) {
+    reporter.report(map.position, 'MISSING_KEY', "The entity has no 'name'");
+    return undefined;
+  }
+  const value = readString(entry, 'the entity', reporter);
+  if (value === undefined) return undefined;
+  const position = entry.value.position;
+  if (!ENTITY_NAME_PATTERN.test(value)) {
+    const message = `Entity name '${value}' is invalid: it must start with a letter and contain only letters, digits and '_'`;
+    reporter.report(position, 'INVALID_NAME', message);
+  } else if (RESERVED_ENTITY_NAMES.includes(value.toLowerCase())) {
+    reporter.report(
+      position,
+      'RESERVED_NAME',
+      `Entity name '${value}' is reserved: it is a JavaScript prototype key`,
+    );
+  }
+  return { value, position };
+}
+
+/** The declared field `name` refers to; names are matched case-insensitively, like SQL columns. */
+function findField(fields: readonly FieldInfo[], name: string): FieldInfo | undefined {
+  return fields.find((field) => field.name.toLowerCase() === name.toLowerCase());
+}
+
+/**
+ * The logical key, with each name in its declared spelling. Single-record entities may omit it
+ * (Gemini does): their one record's id is `lkValue`, so the result is then `[]`.
+ */
+function readLk(
+  map: MapNode,
+  fields: readonly FieldInfo[] | undefined,
+  singleRecord: boolean,
+  scope: EntityScope,
+): string[] | undefined {
+  const { reporter, entityLabel } = scope;
+  const entry = entryOf(map, 'lk');
+  if (entry === undefined) {
+    if (singleRecord) return [];
+    reporter.report(
+      map.position,
+      'MISSING_KEY',
+      `${capitalize(entityLabel)} has no 'lk'; name its logical key field(s), e.g. lk: [id]`,
+    );
+    return undefined;
+  }
+  const names = readStringList(entry, entityLabel, reporter);
+  if (names === undefined) return undefined;
+  if (entry.value.kind === 'seq' && entry.value.items.length === 0 && !singleRecord) {
+    reporter.report(
+      entry.value.position,
+      'LK_EMPTY',
+      `'lk' of ${entityLabel} is empty; name at least one key field`,
+    );
+  }
+  if (fields === undefined) return names.map(({ value }) => value);
+  const lk: string[] = [];
+  for (const { value, position } of names) {
+    // Unresolved names stay as written so that counts (e.g. for trees) match what the user wrote.
+    lk.push(checkKeyField(value, position, fields, lk, scope)?.name ?? value);
+  }
+  return lk;
+}
+
+/** Checks one lk entry; returns the field when it can be part of the key. */
+function checkKeyField(
+  name: string,
+  position: Position,
+  fields: readonly FieldInfo[],
+  earlier: readonly string[],
+  scope: EntityScope,
+): FieldInfo | undefined {
+  const { reporter, entityLabel } = scope;
+  const field = findField(fields, name);
+  if (field === undefined) {
+    const declared = fields.map((candidate) => candidate.name);
+    const message =
+      `Logical key field '${name}' of ${entityLabel} is not a declared field` +
+      suggestionSuffix(name, declared, `; declared fields are ${declared.join(', ')}`);
+    reporter.report(position, 'LK_UNKNOWN_FIELD', message);
+    return undefined;
+  }
+  if (earlier.includes(field.name)) {
+    reporter.report(
+      position,
+      'LK_DUPLICATE',
+      `Field '${field.name}' appears more than once in 'lk' of ${entityLabel}`,
+    );
+    return undefined;
+  }
+  if (field.type !== undefined && !KEY_FIELD_TYPES.includes(field.type)) {
+    const message =
+      `Logical key field '${field.name}' of ${entityLabel} has type ${field.type}, which cannot be part of a key; ` +
+      `key fields must have one of the types ${KEY_FIELD_TYPES.join(', ')}`;
+    reporter.report(position, 'LK_INVALID_TYPE', message);
+  }
+  return field;
+}
+
+function readSeparator(map: MapNode, scope: EntityScope): string | undefined {
+  const { reporter, entityLabel } = scope;
+  const entry = entryOf(map, 'lkSeparator');
+  const separator = entry === undefined ? undefined : readString(entry, entityLabel, reporter);
+  if (separator === undefined || entry === undefined) return undefined;
+  const unsafe = URL_UNSAFE_SEPARATOR_CHARS.filter((char) => separator.includes(char));
+  if (separator === '') {
+    reporter.report(
+      entry.value.position,
+      'INVALID_SEPARATOR',
+      `'lkSeparator' of ${entityLabel} must not be empty`,
+    );
+  } else if (unsafe.length > 0) {
+    const message =
+      `'lkSeparator' of ${entityLabel} must not contain ${unsafe.map((char) => `'${char}'`).join(', ')}: ` +
+      `record ids appear in URLs, where '/', '?', '#' and '%' have a meaning`;
+    reporter.report(entry.value.position, 'INVALID_SEPARATOR', message);
+  }
+  return separator;
+}
+
+function readLkValue(
+  map: MapNode,
+  singleRecord: boolean | undefined,
+  separator: string | undefined,
+  scope: EntityScope,
+): string | undefined {
+  const { reporter, entityLabel } = scope;
+  const entry = entryOf(map, 'lkValue');
+  const lkValue = entry === undefined ? undefined : readString(entry, entityLabel, reporter);
+  if (lkValue === undefined || entry === undefined) return undefined;
+  const position = entry.value.position;
+  const effectiveSeparator =
+    separator === undefined || separator === '' ? DEFAULT_SEPARATOR : separator;
+  if (singleRecord !== true) {
+    const message = `'lkValue' of ${entityLabel} is set but 'singleRecord' is not true; lkValue is the id of a single-record entity's only record`;
+    reporter.report(position, 'SINGLE_RECORD', message);
+  } else if (lkValue === '') {
+    reporter.report(position, 'SINGLE_RECORD', `'lkValue' of ${entityLabel} must not be empty`);
+  } else if (lkValue.includes(effectiveSeparator)) {
+    const message = `'lkValue' of ${entityLabel} must not contain the key separator '${effectiveSeparator}'`;
+    reporter.report(position, 'SINGLE_RECORD', message);
+  }
+  return lkValue;
+}
+
+function readTree(
+  map: MapNode,
+  fields: readonly FieldInfo[] | undefined,
+  lk: readonly string[] | undefined,
+  scope: EntityScope,
+): EntityDoc['tree'] {
+  const { reporter, entityLabel } = scope;
+  const entry = entryOf(map, 'tree');
+  const tree = entry === undefined ? undefined : readMap(entry, entityLabel, reporter);
+  if (tree === undefined) return undefined;
+  const owner = `'tree' of ${entityLabel}`;
+  checkKeys(tree, ['enabled', 'parentField'], owner, reporter);
+  const enabled = readOptional(tree, 'enabled', (flag) => readBoolean(flag, owner, reporter));
+  const parentEntry = entryOf(tree, 'parentField');
+  const parentField =
+    parentEntry === undefined ? undefined : readString(parentEntry, owner, reporter);
+  const result: { enabled?: boolean; parentField?: string } = {};
+  assignDefined(result, 'enabled', enabled);
+  if (
+    enabled !== true ||
+    fields === undefined ||
+    (parentEntry !== undefined && parentField === undefined)
+  ) {
+    assignDefined(result, 'parentField', parentField);
+    return result;
+  }
+  const parent = checkTree(tree, parentEntry, parentField, fields, lk, scope);
+  assignDefined(
+    result,
+    'parentField',
+    parentField === undefined ? undefined : (parent?.name ?? parentField),
+  );
+  return result;
+}
+
+/** An enabled tree needs one key field and a parent field of that field's type (Gemini's rule). */
+function checkTree(
+  tree: MapNode,
+  parentEntry: MapEntry | undefined,
+  parentField: string | undefined,
+  fields: readonly FieldInfo[],
+  lk: readonly string[] | undefined,
+  scope: EntityScope,
+): FieldInfo | undefined {
+  const { reporter, entityLabel } = scope;
+  const at = parentEntry?.value.position ?? tree.position;
+  if (lk !== undefined && lk.length !== 1) {
+    const message = `Tree ${entityLabel} must have exactly one key field (its parent field holds the parent's key), but its lk has ${lk.length}`;
+    reporter.report(tree.position, 'INVALID_TREE', message);
+  }
+  const parentName = parentField ?? DEFAULT_TREE_PARENT;
+  const parent = findField(fields, parentName);
+  if (parent === undefined) {
+    const names = fields.map((field) => field.name);
+    const message =
+      parentField === undefined
+        ? `Tree ${entityLabel} has no 'parentField' and no field named '${DEFAULT_TREE_PARENT}' (the default); name the field that holds the parent's key`
+        : `Tree parent field '${parentField}' of ${entityLabel} is not a declared field${suggestionSuffix(parentField, names)}`;
+    reporter.report(at, 'INVALID_TREE', message);
+    return undefined;
+  }
+  const keyField = lk?.length === 1 ? findField(fields, lk[0]!) : undefined;
+  if (keyField === undefined) return parent;
+  if (keyField.name === parent.name) {
+    reporter.report(
+      at,
+      'INVALID_TREE',
+      `Tree parent field of ${entityLabel} must not be its key field '${keyField.name}'`,
+    );
+  } else if (
+    parent.type !== undefined &&
+    keyField.type !== undefined &&
+    parent.type !== keyField.type
+  ) {
+    const message =
+      `Tree parent field '${parent.name}' of ${entityLabel} has type ${parent.type}, ` +
+      `but the key field '${keyField.name}' has type ${keyField.type}; they must be the same`;
+    reporter.report(at, 'INVALID_TREE', message);
+  }
+  return parent;
+}
+
+function readRefDisplayFields(
+  map: MapNode,
+  fields: readonly FieldInfo[] | undefined,
+  scope: EntityScope,
+): string[] | undefined {
+  const { reporter, entityLabel } = scope;
+  const entry = entryOf(map, 'refDisplayFields');
+  const names = entry === undefined ? undefined : readStringList(entry, entityLabel, reporter);
+  if (names === undefined) return undefined;
+  if (fields === undefined) return names.map(({ value }) => value);
+  const declared = fields.map((field) => field.name);
+  return names.map(({ value, position }) => {
+    const field = findField(fields, value);
+    if (field !== undefined) return field.name;
+    const message =
+      `'refDisplayFields' of ${entityLabel} names '${value}', which is not a declared field` +
+      suggestionSuffix(value, declared);
+    reporter.report(position, 'UNKNOWN_FIELD', message);
+    return value;
+  });
+}

@@ -1,0 +1,40 @@
+import type { Issue } from './issues.js';
+
+/** Metadata of a response about one write or one stored record. */
+export interface RecordMeta {
+  /** Unix time in milliseconds. */
+  readonly lastUpdateTimeUnix: number;
+  /** The same instant as `new Date(ms).toISOString()`. */
+  readonly lastUpdateTimeISO: string;
+}
+
+/** A successful response body. */
+export interface SuccessBody<TData> {
+  readonly status: 'success';
+  readonly data: TData;
+  readonly meta?: object;
+}
+
+/** An error response body. */
+export interface ErrorBody {
+  readonly status: 'error';
+  readonly error: { readonly reason: string; readonly issues?: readonly Issue[] };
+}
+
+/** The `meta` of a record written or last updated at `ms`. */
+export function recordMeta(ms: number): RecordMeta {
+  return { lastUpdateTimeUnix: ms, lastUpdateTimeISO: new Date(ms).toISOString() };
+}
+
+/** Wraps data in the success envelope. */
+export function successBody<TData>(data: TData, meta?: object): SuccessBody<TData> {
+  return meta === undefined ? { status: 'success', data } : { status: 'success', data, meta };
+}
+
+/** Wraps a reason (and validation issues, when there are any) in the error envelope. */
+export function errorBody(reason: string, issues?: readonly Issue[]): ErrorBody {
+  return {
+    status: 'error',
+    error: issues === undefined || issues.length === 0 ? { reason } : { reason, issues },
+  };
+}

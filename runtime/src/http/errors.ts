@@ -1,0 +1,81 @@
+import { randomUUID } from 'node:crypto';
+import type { Middleware } from 'koa';
+import { errorBody } from '../envelope.js';
+import { isHttpError } from '../errors.js';
+import type { Logger } from '../logger.js';
+
+const INTERNAL_ERROR_REASON = 'Internal server error';
+const REQUEST_ID_HEADER = 'X-Request-Id';
+/** A client-supplied request id is echoed only when it looks like an id, not arbitrary text. */
+const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** State every request carries, set by `errorMiddleware`. */
+export interface RequestState {
+  requestId: string;
+}
+
+/**
+ * The first middleware of a service: gives each request an id (echoed in `X-Request-Id`), renders
+ * every error and every empty 404/405/501 in the JSON envelope, hides the details of 5xx errors
+ * from clients and logs them with the request id.
+ */
+export function errorMiddleware(logger: Logger): Middleware<RequestState> {
+  return async (ctx, next) => {
+    const given = ctx.get(REQUEST_ID_HEADER);
+    const requestId = given !== '' && CLIENT_REQUEST_ID.test(given) ? given : randomUUID();
+    ctx.state.requestId = requestId;
+    ctx.set(REQUEST_ID_HEADER, requestId);
+    const started = performance.now();
+    try {
+      await next();
+      if (ctx.body === undefined || ctx.body === null) renderEmptyStatus(ctx);
+    } catch (error: unknown) {
+      if (isHttpError(error)) {
+        ctx.status = error.status;
+        for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
+        ctx.body = errorBody(error.expose ? error.reason : INTERNAL_ERROR_REASON, error.issues);
+        if (error.status >= 500) logger.error({ requestId, err: error }, error.message);
+      } else {
+        logger.error({ requestId, err: error }, 'unhandled error');
+        ctx.status = 500;
+        ctx.body = errorBody(INTERNAL_ERROR_REASON);
+      }
+    }
+    if (logger.isLevelEnabled('debug')) {
+      logger.debug(
+        {
+          requestId,
+          method: ctx.method,
+          path: ctx.path,
+          status: ctx.status,
+          ms: Math.round((performance.now() - started) * 1000) / 1000,
+        },
+        'request',
+      );
+    }
+  };
+}
+
+type EmptyContext = Parameters<Middleware<RequestState>>[0];
+
+/** Koa and the router leave these statuses without a body; give them the envelope. */
+function renderEmptyStatus(ctx: EmptyContext): void {
+  switch (ctx.status) {
+    case 404:
+      ctx.status = 404;
+      ctx.body = errorBody(`No route for ${ctx.method} ${ctx.path}`);
+      return;
+    case 405:
+      ctx.status = 405;
+      ctx.body = errorBody(
+        `Method ${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}`,
+      );
+      return;
+    case 501:
+      ctx.status = 501;
+      ctx.body = errorBody(`Method ${ctx.method} is not implemented by this service`);
+      return;
+    default:
+      return;
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * @entity-gen/runtime: what every generated service shares. Generated code imports from here;
+ * drivers live on the `./sqlite` and `./postgres` subpaths so a service loads only its client.
+ */
+export * from './convert.js';
+export type { Converter, EntityDefinition, FieldInfo } from './definition.js';
+export type * from './driver.js';
+export * from './envelope.js';
+export * from './errors.js';
+export { DEFAULT_BODY_LIMIT, readJsonBody } from './http/body.js';
+export { errorMiddleware, type RequestState } from './http/errors.js';
+export { formatPath, type Issue, type IssueCode, type IssuePath } from './issues.js';
+export { countRecords, DEFAULT_REST_CONFIG, listRecords, parseListRequest, type ListRequest } from './listing.js';
+export { createLogger, type Logger, type LoggerOptions } from './logger.js';
+export { createDriver, redactUrl } from './open.js';
+export {
+  deleteRecord,
+  entityTag,
+  getRecord,
+  insertRecords,
+  patchRecord,
+  replaceRecord,
+  type DataContext,
+} from './operations.js';
+export { checkKeyPart, parseKey, readRecordBody, RECORD_ROOT, toRefInteger, toRefText } from './record.js';
+export type { CollectionHandler, DataRoutes, RecordHandler } from './routes.js';
+export { startServer, type RunningService, type StartOptions } from './server.js';
+export {
+  createService,
+  type EntityInfo,
+  type RestConfig,
+  type ServiceApp,
+  type ServiceDefinition,
+  type ServiceOptions,
+} from './service.js';

@@ -1,0 +1,356 @@
+import type { Context } from 'koa';
+import type { EntityDefinition } from './definition.js';
+import type { StorageDriver, StoredFields, StoredRecord } from './driver.js';
+import { recordMeta, successBody } from './envelope.js';
+import {
+  BadRequestError,
+  HttpError,
+  isDuplicateKeyError,
+  KeyExistsError,
+  PreconditionFailedError,
+  RecordNotFoundError,
+} from './errors.js';
+import { readJsonBody } from './http/body.js';
+import type { Issue } from './issues.js';
+
+/** What every record operation needs besides the request: where records live and the limits. */
+export interface DataContext {
+  readonly driver: StorageDriver;
+  /** Maximum request body size in bytes. */
+  readonly bodyLimit: number;
+  /** Current time in Unix milliseconds (replaceable in tests). */
+  readonly now: () => number;
+}
+
+/** An entity's definition, with its record type erased for the dispatcher. */
+type AnyDefinition = EntityDefinition<object>;
+
+/** Read-modify-write operations retry this often when another writer gets in between. */
+const MAX_WRITE_ATTEMPTS = 5;
+
+/** POST /data/{entity}: inserts `{data: record}` or, in one transaction, `{data: [records]}`. */
+export async function insertRecords<R extends object>(
+  ctx: Context,
+  data: DataContext,
+  definition: EntityDefinition<R>,
+): Promise<void> {
+  const payload = await readDataPayload(ctx, data);
+  const now = data.now();
+  if (!Array.isArray(payload)) {
+    const record = readOne(definition, payload);
+    try {
+      await data.driver.insert(definition.table, [toFields(record)], now);
+    } catch (error) {
+      if (isDuplicateKeyError(error)) throw new KeyExistsError(definition.name, definition.idOf(record));
+      throw error;
+    }
+    sendRecord(ctx, record, now, 1);
+    return;
+  }
+  const records = readMany(definition, payload);
+  if (records.length > 0) {
+    try {
+      await data.driver.insert(definition.table, records.map(toFields), now);
+    } catch (error) {
+      if (isDuplicateKeyError(error)) throw duplicateInList(definition, records, error.index);
+      throw error;
+    }
+  }
+  ctx.body = successBody(records, recordMeta(now));
+}
+
+/** GET /data/{entity}/{id}: reads one record; answers 304 to a matching `If-None-Match`. */
+export async function getRecord<R extends object>(
+  ctx: Context,
+  data: DataContext,
+  definition: EntityDefinition<R>,
+  id: string,
+): Promise<void> {
+  const stored = await findStored(data, definition, id);
+  if (stored === undefined) throw new RecordNotFoundError(definition.name, id);
+  const etag = entityTag(stored.version);
+  const ifNoneMatch = ctx.get('If-None-Match');
+  if (ifNoneMatch !== '' && tagListMatches(ifNoneMatch, etag)) {
+    ctx.status = 304;
+    ctx.set('ETag', etag);
+    return;
+  }
+  sendRecord(ctx, stored.record, stored.updatedAt, stored.version);
+}
+
+/**
+ * PUT /data/{entity}/{id}: replaces the whole record (fields left out are removed), renames it
+ * when the body's key differs from `id`, and creates it when absent and the body's key is `id`.
+ */
+export async function replaceRecord<R extends object>(
+  ctx: Context,
+  data: DataContext,
+  definition: EntityDefinition<R>,
+  id: string,
+): Promise<void> {
+  const payload = await readDataPayload(ctx, data);
+  if (Array.isArray(payload)) throw new BadRequestError('"data" must be one record object for PUT');
+  const record = readOne(definition, withSingleRecordKey(definition, payload));
+  await writeRecord(ctx, data, definition, id, () => record, true);
+}
+
+/**
+ * PATCH /data/{entity}/{id}: changes only the given fields (`null` removes an optional field),
+ * then validates the merged record as a whole.
+ */
+export async function patchRecord<R extends object>(
+  ctx: Context,
+  data: DataContext,
+  definition: EntityDefinition<R>,
+  id: string,
+): Promise<void> {
+  const payload = await readDataPayload(ctx, data);
+  if (!isPlainObject(payload)) {
+    throw new BadRequestError('"data" must be an object holding the fields to change');
+  }
+  const createIfAbsent = definition.singleRecordId !== undefined;
+  await writeRecord(
+    ctx,
+    data,
+    definition,
+    id,
+    (existing) => {
+      const merged: Record<string, unknown> = existing === undefined ? {} : { ...existing };
+      for (const [name, value] of Object.entries(payload)) {
+        if (value === null) delete merged[name];
+        else merged[name] = value;
+      }
+      return readOne(definition, withSingleRecordKey(definition, merged));
+    },
+    createIfAbsent,
+  );
+}
+
+/** DELETE /data/{entity}/{id}: deletes the record and returns it; meta time is the deletion time. */
+export async function deleteRecord<R extends object>(
+  ctx: Context,
+  data: DataContext,
+  definition: EntityDefinition<R>,
+  id: string,
+): Promise<void> {
+  const key = definition.parseId(id);
+  if (key === undefined) throw new RecordNotFoundError(definition.name, id);
+  const ifMatch = ctx.get('If-Match');
+  let expectedVersion: number | undefined;
+  if (ifMatch !== '') {
+    const current = await data.driver.get(definition.table, key);
+    if (current === undefined) throw new PreconditionFailedError(preconditionReason(definition, id));
+    if (!tagListMatches(ifMatch, entityTag(current.version))) {
+      throw new PreconditionFailedError(preconditionReason(definition, id));
+    }
+    expectedVersion = current.version;
+  }
+  const now = data.now();
+  const deleted = await data.driver.delete(definition.table, key, now, expectedVersion);
+  if (deleted === undefined) {
+    if (expectedVersion !== undefined) throw new PreconditionFailedError(preconditionReason(definition, id));
+    throw new RecordNotFoundError(definition.name, id);
+  }
+  ctx.body = successBody(deleted.record, recordMeta(now));
+}
+
+/**
+ * The shared part of PUT and PATCH: read the current version, build the new record from it,
+ * write it back only if nobody else wrote in between (retrying if they did).
+ */
+async function writeRecord<R extends object>(
+  ctx: Context,
+  data: DataContext,
+  definition: EntityDefinition<R>,
+  id: string,
+  build: (existing: StoredFields | undefined) => R,
+  createIfAbsent: boolean,
+): Promise<void> {
+  if (definition.singleRecordId !== undefined && id !== definition.singleRecordId) {
+    throw new RecordNotFoundError(definition.name, id);
+  }
+  const key = definition.parseId(id);
+  if (key === undefined) throw new RecordNotFoundError(definition.name, id);
+  const ifMatch = ctx.get('If-Match');
+  for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
+    const existing = await data.driver.get(definition.table, key);
+    if (ifMatch !== '' && (existing === undefined || !tagListMatches(ifMatch, entityTag(existing.version)))) {
+      throw new PreconditionFailedError(preconditionReason(definition, id));
+    }
+    if (existing === undefined && !createIfAbsent) throw new RecordNotFoundError(definition.name, id);
+    const record = build(existing?.record);
+    const now = data.now();
+    if (existing === undefined) {
+      const newId = definition.idOf(record);
+      if (newId !== id) throw new RecordNotFoundError(definition.name, id);
+      try {
+        await data.driver.insert(definition.table, [toFields(record)], now);
+      } catch (error) {
+        if (isDuplicateKeyError(error)) continue; // created meanwhile: update it instead
+        throw error;
+      }
+      sendRecord(ctx, record, now, 1);
+      return;
+    }
+    const result = await data.driver.update(
+      definition.table,
+      key,
+      toFields(record),
+      existing.version,
+      now,
+    );
+    if (result.status === 'updated') {
+      sendRecord(ctx, record, now, result.version);
+      return;
+    }
+    if (result.status === 'duplicate') throw new KeyExistsError(definition.name, definition.idOf(record));
+    // 'conflict': another writer changed or deleted the record since we read it.
+  }
+  throw new HttpError(
+    409,
+    `EntityRecord with id ${id} of ${definition.name} kept changing during the update; retry the request`,
+  );
+}
+
+/** Reads `{data: ...}` from the request body. */
+async function readDataPayload(ctx: Context, data: DataContext): Promise<unknown> {
+  const body = await readJsonBody(ctx, data.bodyLimit);
+  if (!isPlainObject(body)) {
+    throw new BadRequestError('Request body must be a JSON object of the form {"data": ...}');
+  }
+  const payload = body.data;
+  if (payload === undefined) throw new BadRequestError('Request body has no "data" property');
+  for (const name of Object.keys(body)) {
+    if (name !== 'data') {
+      throw new BadRequestError(`Unknown property "${name}" in request body; only "data" is allowed`);
+    }
+  }
+  if (!Array.isArray(payload) && !isPlainObject(payload)) {
+    throw new BadRequestError('"data" must be a record object or a list of record objects');
+  }
+  return payload;
+}
+
+/** Converts one record or throws the 400 that names its first problem. */
+function readOne<R extends object>(definition: EntityDefinition<R>, input: unknown): R {
+  const issues: Issue[] = [];
+  const record = definition.read(input, issues);
+  if (record !== undefined && issues.length === 0) return record;
+  throw new BadRequestError(singleRecordReason(definition, input, issues), issues);
+}
+
+/** Converts every record of a list insert and checks the list for repeated keys. */
+function readMany<R extends object>(definition: EntityDefinition<R>, inputs: readonly unknown[]): R[] {
+  const issues: Issue[] = [];
+  const records: R[] = [];
+  const seen = new Map<string, number>();
+  for (let index = 0; index < inputs.length; index++) {
+    const own: Issue[] = [];
+    const record = definition.read(inputs[index], own);
+    if (record === undefined || own.length > 0) {
+      for (const issue of own) issues.push({ ...issue, path: [index, ...issue.path] });
+      continue;
+    }
+    const id = definition.idOf(record);
+    const first = seen.get(id);
+    if (first !== undefined) {
+      issues.push({
+        path: [index],
+        code: 'duplicate_key',
+        message: `Logical key ${id} for Entity ${definition.name} appears twice in the list (records ${first} and ${index})`,
+      });
+    } else {
+      seen.set(id, index);
+    }
+    records.push(record);
+  }
+  if (issues.length > 0) throw new BadRequestError('EntityRecords are invalid', issues);
+  return records;
+}
+
+/** The 400 for a list insert that hit a key already in storage. */
+function duplicateInList<R extends object>(
+  definition: EntityDefinition<R>,
+  records: readonly R[],
+  index: number | undefined,
+): HttpError {
+  const record = index === undefined ? undefined : records[index];
+  if (index === undefined || record === undefined) {
+    return new BadRequestError(`A logical key of the list already exists for Entity ${definition.name}`);
+  }
+  const id = definition.idOf(record);
+  return new KeyExistsError(definition.name, id, [
+    { path: [index], code: 'duplicate_key', message: `Logical key ${id} for Entity ${definition.name} already exists` },
+  ]);
+}
+
+/** The reason of a 400 for one invalid record: conversions first, then unknown fields, then the rest. */
+function singleRecordReason(definition: AnyDefinition, input: unknown, issues: readonly Issue[]): string {
+  const conversion = issues.find((issue) => issue.code === 'conversion_failed');
+  if (conversion !== undefined) return conversion.message;
+  if (!isPlainObject(input)) return `EntityRecord of ${definition.name} must be a JSON object`;
+  const unknown = issues.filter((issue) => issue.code === 'unknown_field' && issue.path.length === 1);
+  if (unknown.length > 0) {
+    const names = unknown.map((issue) => String(issue.path[0])).join(', ');
+    return `${unknown.length === 1 ? 'Field' : 'Fields'} ${names} ${unknown.length === 1 ? 'is' : 'are'} not defined for Entity ${definition.name}`;
+  }
+  const id = definition.table.key.map((name) => rawKeyText(input[name])).join(definition.keySeparator);
+  return `EntityRecord of ${definition.name} with id ${id} invalid`;
+}
+
+function rawKeyText(value: unknown): string {
+  return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
+    ? String(value)
+    : '';
+}
+
+/** A single-record entity's one-field key may be left out of bodies; it is always `lkValue`. */
+function withSingleRecordKey(definition: AnyDefinition, payload: unknown): unknown {
+  const id = definition.singleRecordId;
+  const [keyField, ...more] = definition.table.key;
+  if (id === undefined || keyField === undefined || more.length > 0 || !isPlainObject(payload)) return payload;
+  if (payload[keyField] !== undefined && payload[keyField] !== null) return payload;
+  return { [keyField]: id, ...payload };
+}
+
+async function findStored(
+  data: DataContext,
+  definition: AnyDefinition,
+  id: string,
+): Promise<StoredRecord | undefined> {
+  if (definition.singleRecordId !== undefined && id !== definition.singleRecordId) return undefined;
+  const key = definition.parseId(id);
+  return key === undefined ? undefined : data.driver.get(definition.table, key);
+}
+
+function sendRecord(ctx: Context, record: object, updatedAt: number, version: number): void {
+  ctx.set('ETag', entityTag(version));
+  ctx.body = successBody(record, recordMeta(updatedAt));
+}
+
+/** A record's entity tag: its version, quoted. */
+export function entityTag(version: number): string {
+  return `"${version}"`;
+}
+
+/** Whether an `If-Match`/`If-None-Match` list (`"3", "4"` or `*`) names `etag`. */
+function tagListMatches(header: string, etag: string): boolean {
+  for (const part of header.split(',')) {
+    const tag = part.trim();
+    if (tag === '*' || tag === etag) return true;
+  }
+  return false;
+}
+
+function preconditionReason(definition: AnyDefinition, id: string): string {
+  return `EntityRecord with id ${id} of ${definition.name} does not match If-Match; it was changed or deleted`;
+}
+
+/** Records are plain JSON objects; the driver takes them as field maps. */
+function toFields(record: object): StoredFields {
+  return record as StoredFields;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

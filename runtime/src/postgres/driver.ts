@@ -1,0 +1,700 @@
+import pg from 'pg';
+import type {
+  ColumnDescriptor,
+  ColumnKind,
+  EntityActivity,
+  KeyValues,
+  ListQuery,
+  StorageDriver,
+  StoredFields,
+  StoredRecord,
+  TableDescriptor,
+  UpdateResult,
+} from '../driver.js';
+import { DuplicateKeyError, StorageUnavailableError } from '../errors.js';
+import type { SqlDialect } from '../sql/dialect.js';
+import { buildCountSql, buildListSql, type BuiltSql } from '../sql/query.js';
+import { postgresDialect } from './dialect.js';
+import { describeError, isRetryable, isUnavailable, sqlState, translateError } from './errors.js';
+import {
+  describeSettings,
+  parsePostgresUrl,
+  type PostgresSettings,
+  type PostgresSettingsOverrides,
+} from './options.js';
+import {
+  ACTIVITY_TABLE,
+  CREATED_COLUMN,
+  UPDATED_COLUMN,
+  VERSION_COLUMN,
+  castType,
+  checkColumnNames,
+  createActivityTableSql,
+  createIndexSql,
+  createTableSql,
+  expectedColumns,
+  qualify,
+  quoteIdent,
+  shortHash,
+} from './schema.js';
+import { driverTypes } from './types.js';
+
+/** Options of `PostgresDriver`; explicit values win over URL parameters, which win over the environment. */
+export interface PostgresDriverOptions extends PostgresSettingsOverrides {
+  /** `postgres://` / `postgresql://` URL (grammar in `index.ts`). */
+  readonly url?: string;
+  /** Environment consulted for `PGPOOL_MAX` & co. (default `process.env`). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Called with errors of idle pooled connections (e.g. the server restarted). The pool drops
+   * such connections and opens new ones on demand; these errors never reach a request and never
+   * crash the process. Default: ignored.
+   */
+  readonly onIdleError?: (error: Error) => void;
+  /** Further `pg.Pool` settings (merged last; for tests and special set-ups). */
+  readonly pool?: Omit<pg.PoolConfig, 'types'>;
+}
+
+/** How often a write is run again after a serialization failure or a deadlock (SQLSTATE 40001/40P01). */
+const MAX_ATTEMPTS = 5;
+
+/** Prepared-statement texts and value codecs of one table. */
+interface TableState {
+  readonly descriptor: TableDescriptor;
+  /** Schema-qualified quoted table name. */
+  readonly tableSql: string;
+  readonly columns: readonly ColumnDescriptor[];
+  readonly keyIndexes: readonly number[];
+  readonly dialect: SqlDialect;
+  /** Select list for the shared list builder (`"table"."column", …`). */
+  readonly listSelect: string;
+  readonly get: string;
+  readonly insert: string;
+  readonly update: string;
+  readonly delete: string;
+  readonly deleteVersion: string;
+  /** Finds which of a list of keys exist (for the index of a `DuplicateKeyError`). */
+  readonly existing: string;
+}
+
+type Row = unknown[];
+
+/**
+ * The PostgreSQL storage driver, on a `pg` connection pool. Stateless apart from the pool, so
+ * any number of service instances can share one database.
+ *
+ * - One table per entity (column types in `index.ts`), the key as primary key, bookkeeping
+ *   columns `_eg_created_ms`, `_eg_updated_ms`, `_eg_version`; `_eg_activity` holds each
+ *   entity's last write times and is updated by the same statement as the write.
+ * - Every write is ONE statement (data-modifying CTE), hence atomic without an explicit
+ *   transaction and one round trip: insert of a list via `unnest` of one array per column,
+ *   update with a version check, delete with RETURNING. Fixed statements are named prepared
+ *   statements; values are always bound parameters.
+ * - Duplicate keys are found by the primary key (SQLSTATE 23505), so concurrent inserts from
+ *   several instances are safe. Serialization failures and deadlocks are retried.
+ * - Lost, refused or timed-out connections and server shutdowns become
+ *   `StorageUnavailableError`; the pool reconnects by itself once the server is back.
+ */
+export class PostgresDriver implements StorageDriver {
+  readonly dialect = 'postgres';
+  readonly settings: PostgresSettings;
+
+  private readonly pool: pg.Pool;
+  private readonly tables = new Map<string, TableState>();
+  private closed = false;
+  private readonly activityTable: string;
+  private readonly activitySql: string;
+
+  /**
+   * @param config a URL, settings returned by `parsePostgresUrl`, or options (whose `url` defaults
+   *   to `DATABASE_URL`, then to pg's environment defaults).
+   * @param extra idle-error callback and pool settings when `config` is a URL or settings.
+   */
+  constructor(
+    config: string | PostgresSettings | PostgresDriverOptions = {},
+    extra: Pick<PostgresDriverOptions, 'onIdleError' | 'pool'> = {},
+  ) {
+    let options: PostgresDriverOptions;
+    if (typeof config === 'string') {
+      options = { ...extra, url: config };
+      this.settings = parsePostgresUrl(config, process.env);
+    } else if (isSettings(config)) {
+      options = extra;
+      this.settings = config;
+    } else {
+      options = { ...extra, ...config };
+      const env = options.env ?? process.env;
+      this.settings = parsePostgresUrl(options.url ?? env['DATABASE_URL'] ?? 'postgres://', env, options);
+    }
+    const s = this.settings;
+    const poolConfig: pg.PoolConfig = {
+      host: s.host,
+      port: s.port,
+      user: s.user,
+      password: s.password,
+      database: s.database,
+      max: s.poolMax,
+      idleTimeoutMillis: s.idleTimeoutMs,
+      connectionTimeoutMillis: s.connectTimeoutMs,
+      ssl: s.ssl,
+      application_name: s.applicationName,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+      types: driverTypes,
+      ...(s.statementTimeoutMs > 0
+        ? {
+            statement_timeout: s.statementTimeoutMs,
+            // Client-side guard for a server that stops answering (network partition, SIGSTOP):
+            // slightly longer than the server's own timeout, so that one normally fires first.
+            query_timeout: s.statementTimeoutMs + Math.max(1000, s.connectTimeoutMs),
+          }
+        : {}),
+      ...(s.options === undefined ? {} : { options: s.options }),
+      ...(s.channelBinding ? { enableChannelBinding: true } : {}),
+      ...options.pool,
+    };
+    for (const key of Object.keys(poolConfig) as (keyof pg.PoolConfig)[]) {
+      if (poolConfig[key] === undefined) delete poolConfig[key];
+    }
+    this.pool = new pg.Pool(poolConfig);
+    // An idle client whose connection breaks emits 'error' on the pool; without a listener that
+    // would crash the process. The pool has already discarded the client.
+    const onIdleError = options.onIdleError;
+    this.pool.on('error', (error) => {
+      onIdleError?.(error);
+    });
+    this.activityTable = qualify(s.schema, ACTIVITY_TABLE);
+    this.activitySql = `SELECT "entity", "last_create_ms", "last_update_ms", "last_delete_ms" FROM ${this.activityTable}`;
+  }
+
+  /** Connection target without the password, for logs. */
+  describe(): string {
+    return describeSettings(this.settings);
+  }
+
+  /**
+   * Connects and creates the schema (when configured and missing), `_eg_activity` and every
+   * missing table and index. Safe to run from several instances at once (an advisory lock
+   * serialises the DDL; "already exists" races are absorbed). Rejects with
+   * `StorageUnavailableError` when the server cannot be reached, so the caller can retry with
+   * backoff; the driver stays usable for another `open()`.
+   */
+  async open(tables: readonly TableDescriptor[]): Promise<void> {
+    this.checkOpen();
+    for (const table of tables) checkColumnNames(table);
+    await this.withClient(async (client) => {
+      const dateStyle = (await client.query<{ DateStyle: string }>('SHOW DateStyle')).rows[0]?.DateStyle;
+      if (dateStyle !== undefined && !/^ISO/i.test(dateStyle)) {
+        throw new Error(
+          `PostgreSQL DateStyle is ${dateStyle}; the driver needs ISO output. Set it for the database ` +
+            `(ALTER DATABASE … SET DateStyle = ISO) or add ?options=-c%20DateStyle%3DISO to the URL`,
+        );
+      }
+      const locked = await this.advisoryLock(client);
+      try {
+        const schema = this.settings.schema;
+        if (schema !== undefined) {
+          const exists = await client.query('SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1', [schema]);
+          if (exists.rowCount === 0) await ddl(client, `CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
+        }
+        await ddl(client, createActivityTableSql(schema));
+        for (const table of tables) {
+          await ddl(client, createTableSql(schema, table));
+          await this.checkColumns(client, table);
+          for (const statement of createIndexSql(schema, table)) await ddl(client, statement);
+        }
+      } finally {
+        if (locked) await client.query('SELECT pg_advisory_unlock($1, $2)', advisoryKey(this.settings.schema));
+      }
+    });
+    for (const table of tables) this.tables.set(table.table, this.prepareTable(table));
+  }
+
+  async get(table: TableDescriptor, key: KeyValues): Promise<StoredRecord | undefined> {
+    const state = this.state(table);
+    const values = keyParams(state, key);
+    const result = await this.run({ name: statementName(state.get), text: state.get, values, rowMode: 'array' });
+    const row = result.rows[0] as Row | undefined;
+    return row === undefined ? undefined : toStored(state, row);
+  }
+
+  async insert(table: TableDescriptor, records: readonly StoredFields[], now: number): Promise<void> {
+    const state = this.state(table);
+    checkTime(now);
+    if (records.length === 0) return;
+    const { columns } = state;
+    // A fixed insert order (by key) keeps concurrent batches with overlapping keys from
+    // deadlocking each other; positions are still reported in request order.
+    const order = records.map((_, i) => i);
+    if (records.length > 1) {
+      const keys = records.map((r) => keyString(state, r));
+      order.sort((a, b) => (keys[a]! < keys[b]! ? -1 : keys[a]! > keys[b]! ? 1 : a - b));
+    }
+    const arrays: (string | null)[][] = columns.map(() => new Array<string | null>(records.length));
+    for (let n = 0; n < order.length; n++) {
+      const record = records[order[n]!]!;
+      for (let c = 0; c < columns.length; c++) {
+        arrays[c]![n] = toText(state.descriptor.table, columns[c]!, record[columns[c]!.name]);
+      }
+    }
+    try {
+      await this.run({
+        name: statementName(state.insert),
+        text: state.insert,
+        values: [...arrays, state.descriptor.entity, now],
+      });
+    } catch (error) {
+      if (sqlState(error) !== '23505') throw error;
+      const index = await this.duplicateIndex(state, records).catch(() => undefined);
+      throw new DuplicateKeyError(state.descriptor.table, index, { cause: error });
+    }
+  }
+
+  async update(
+    table: TableDescriptor,
+    key: KeyValues,
+    record: StoredFields,
+    expectedVersion: number,
+    now: number,
+  ): Promise<UpdateResult> {
+    const state = this.state(table);
+    checkTime(now);
+    const values: unknown[] = state.columns.map((c) => toParam(state.descriptor.table, c, record[c.name]));
+    values.push(now, ...keyParams(state, key), expectedVersion, state.descriptor.entity);
+    try {
+      const result = await this.run({
+        name: statementName(state.update),
+        text: state.update,
+        values,
+        rowMode: 'array',
+      });
+      const row = result.rows[0] as Row | undefined;
+      return row === undefined ? { status: 'conflict' } : { status: 'updated', version: Number(row[0]) };
+    } catch (error) {
+      if (sqlState(error) === '23505') return { status: 'duplicate' };
+      throw error;
+    }
+  }
+
+  async delete(
+    table: TableDescriptor,
+    key: KeyValues,
+    now: number,
+    expectedVersion?: number,
+  ): Promise<StoredRecord | undefined> {
+    const state = this.state(table);
+    checkTime(now);
+    const values: unknown[] = keyParams(state, key);
+    let text = state.delete;
+    if (expectedVersion !== undefined) {
+      values.push(expectedVersion);
+      text = state.deleteVersion;
+    }
+    values.push(state.descriptor.entity, now);
+    const result = await this.run({ name: statementName(text), text, values, rowMode: 'array' });
+    const row = result.rows[0] as Row | undefined;
+    return row === undefined ? undefined : toStored(state, row);
+  }
+
+  async list(table: TableDescriptor, query: ListQuery): Promise<StoredRecord[]> {
+    const state = this.state(table);
+    const { sql, params } = this.listSql(table, query);
+    const result = await this.run({ text: sql, values: params, rowMode: 'array' });
+    return (result.rows as Row[]).map((row) => toStored(state, row));
+  }
+
+  async count(table: TableDescriptor, query: ListQuery): Promise<number> {
+    const state = this.state(table);
+    const built = buildCountSql(state.dialect, table, query);
+    const sql = qualifyFrom(built.sql, 'SELECT count(*)', table.table, state.tableSql);
+    const result = await this.run({ text: sql, values: built.params, rowMode: 'array' });
+    return Number((result.rows[0] as Row | undefined)?.[0] ?? 0);
+  }
+
+  async activity(): Promise<Readonly<Record<string, EntityActivity>>> {
+    this.checkOpen();
+    const result = await this.run({ name: statementName(this.activitySql), text: this.activitySql, rowMode: 'array' });
+    const activities: Record<string, EntityActivity> = {};
+    for (const row of result.rows as [string, number | null, number | null, number | null][]) {
+      const [entity, lastCreate, lastUpdate, lastDelete] = row;
+      const activity: { lastCreate?: number; lastUpdate?: number; lastDelete?: number } = {};
+      if (lastCreate !== null) activity.lastCreate = lastCreate;
+      if (lastUpdate !== null) activity.lastUpdate = lastUpdate;
+      if (lastDelete !== null) activity.lastDelete = lastDelete;
+      Object.defineProperty(activities, entity, {
+        value: activity,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    return activities;
+  }
+
+  async ping(): Promise<void> {
+    this.checkOpen();
+    // Bounded by the connect timeout even when statement timeouts are switched off.
+    await this.run({ text: 'SELECT 1', query_timeout: this.settings.connectTimeoutMs } as pg.QueryConfig);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.tables.clear();
+    await this.pool.end();
+  }
+
+  /**
+   * Diagnostic API (tests, benchmarks, support): the SQL text and parameters `list()` runs.
+   * Not part of the `StorageDriver` contract; may change without notice.
+   */
+  listSql(table: TableDescriptor, query: ListQuery): BuiltSql {
+    const state = this.state(table);
+    const built = buildListSql(state.dialect, table, query, state.listSelect);
+    return {
+      sql: qualifyFrom(built.sql, `SELECT ${state.listSelect}`, table.table, state.tableSql),
+      params: built.params,
+    };
+  }
+
+  /** Diagnostic API: `EXPLAIN` of the statement `list()` runs (one line per plan row). */
+  async explainList(table: TableDescriptor, query: ListQuery): Promise<string[]> {
+    const { sql, params } = this.listSql(table, query);
+    const result = await this.run({ text: `EXPLAIN ${sql}`, values: params, rowMode: 'array' });
+    return (result.rows as Row[]).map((row) => String(row[0]));
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  private checkOpen(): void {
+    if (this.closed) throw new StorageUnavailableError('the PostgreSQL driver is closed');
+  }
+
+  private state(table: TableDescriptor): TableState {
+    this.checkOpen();
+    const state = this.tables.get(table.table);
+    if (state === undefined) throw new Error(`PostgreSQL driver: table ${table.table} was not passed to open()`);
+    return state;
+  }
+
+  /**
+   * Runs `fn` on a pooled client. A client whose connection failed is discarded instead of being
+   * returned to the pool; connection-level errors become `StorageUnavailableError`.
+   */
+  private async withClient<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    this.checkOpen();
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      throw translateError(error);
+    }
+    let broken: Error | undefined;
+    // A checked-out client emits 'error' when its connection drops between queries; without a
+    // listener that would be an uncaught exception.
+    const onError = (error: Error): void => {
+      broken ??= error;
+    };
+    client.on('error', onError);
+    try {
+      return await fn(client);
+    } catch (error) {
+      if (isUnavailable(error)) broken ??= error instanceof Error ? error : new Error(describeError(error));
+      throw translateError(error);
+    } finally {
+      client.off('error', onError);
+      client.release(broken ?? false);
+    }
+  }
+
+  /** One statement, re-run on serialization failures and deadlocks. */
+  private run(config: pg.QueryConfig | pg.QueryArrayConfig): Promise<pg.QueryResult> {
+    return this.withClient(async (client) => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await client.query(config as pg.QueryConfig);
+        } catch (error) {
+          if (attempt >= MAX_ATTEMPTS || !isRetryable(error)) throw error;
+          await sleep(Math.random() * 20 * attempt);
+        }
+      }
+    });
+  }
+
+  /** Session advisory lock serialising DDL of concurrent `open()`s; false where the engine has none. */
+  private async advisoryLock(client: pg.PoolClient): Promise<boolean> {
+    try {
+      await client.query('SELECT pg_advisory_lock($1, $2)', advisoryKey(this.settings.schema));
+      return true;
+    } catch (error) {
+      const state = sqlState(error);
+      if (state === '42883' || state === '0A000') return false; // undefined_function, feature_not_supported
+      throw error;
+    }
+  }
+
+  /** Fails clearly when a table created for another schema lacks columns (there are no migrations). */
+  private async checkColumns(client: pg.PoolClient, table: TableDescriptor): Promise<void> {
+    const result = await client.query<{ column_name: string }>(
+      `SELECT column_name FROM information_schema.columns
+        WHERE table_schema = COALESCE($1, current_schema()) AND table_name = $2`,
+      [this.settings.schema ?? null, table.table],
+    );
+    const present = new Set(result.rows.map((r) => r.column_name));
+    const missing = expectedColumns(table).filter((c) => !present.has(c));
+    if (missing.length > 0) {
+      throw new Error(
+        `PostgreSQL table ${table.table} exists but lacks column(s) ${missing.join(', ')}; ` +
+          `it was created for another schema and entity-gen does not migrate tables`,
+      );
+    }
+  }
+
+  /** Position of the first record whose key exists or repeats an earlier one (SQLite reports the same). */
+  private async duplicateIndex(state: TableState, records: readonly StoredFields[]): Promise<number | undefined> {
+    const keyColumns = state.keyIndexes.map((i) => state.columns[i]!);
+    const arrays = keyColumns.map((c) =>
+      records.map((r) => toText(state.descriptor.table, c, r[c.name])),
+    );
+    const result = await this.run({
+      name: statementName(state.existing),
+      text: state.existing,
+      values: arrays,
+      rowMode: 'array',
+    });
+    const existing = new Set((result.rows as Row[]).map((row) => JSON.stringify(row.map((v, i) => normalizeKey(keyColumns[i]!.kind, v)))));
+    const seen = new Set<string>();
+    for (let i = 0; i < records.length; i++) {
+      const key = JSON.stringify(keyColumns.map((c) => normalizeKey(c.kind, records[i]![c.name])));
+      if (seen.has(key) || existing.has(key)) return i;
+      seen.add(key);
+    }
+    return undefined;
+  }
+
+  private prepareTable(descriptor: TableDescriptor): TableState {
+    const schema = this.settings.schema;
+    const tableSql = qualify(schema, descriptor.table);
+    const columns = descriptor.columns;
+    const keyIndexes = descriptor.key.map((name) => columns.findIndex((c) => c.name === name));
+    const names = columns.map((c) => quoteIdent(c.name));
+    const version = quoteIdent(VERSION_COLUMN);
+    const created = quoteIdent(CREATED_COLUMN);
+    const updated = quoteIdent(UPDATED_COLUMN);
+    const select = [...names, version, created, updated].join(', ');
+    const bareTable = quoteIdent(descriptor.table);
+    const listSelect = [...names, version, created, updated].map((c) => `${bareTable}.${c}`).join(', ');
+    const n = columns.length;
+    const keyWhere = (first: number): string =>
+      descriptor.key.map((k, i) => `${quoteIdent(k)} = $${first + i}`).join(' AND ');
+    const touch = (column: string, source: string, entity: string, now: string): string =>
+      `INSERT INTO ${this.activityTable} ("entity", "${column}") SELECT ${entity}::TEXT, ${now}::BIGINT FROM ${source}
+  ON CONFLICT ("entity") DO UPDATE SET "${column}" =
+    GREATEST(COALESCE(${this.activityTable}."${column}", EXCLUDED."${column}"), EXCLUDED."${column}")`;
+
+    const get = `SELECT ${select} FROM ${tableSql} WHERE ${keyWhere(1)}`;
+
+    // $1…$n: one TEXT[] per column; $n+1: entity; $n+2: now.
+    const input = columns.map((_, i) => `"_${i + 1}"`);
+    const insert = `WITH "_eg_rows" AS (
+  INSERT INTO ${tableSql} (${[...names, created, updated, version].join(', ')})
+  SELECT ${columns.map((c, i) => `"_eg_input".${input[i]}::${castType(c.kind)}`).join(', ')}, $${n + 2}::BIGINT, $${n + 2}::BIGINT, 1
+    FROM unnest(${columns.map((_, i) => `$${i + 1}::TEXT[]`).join(', ')}) AS "_eg_input"(${input.join(', ')})
+  RETURNING 1
+)
+${touch('last_create_ms', `(SELECT count(*) AS "n" FROM "_eg_rows") AS "_eg_count" WHERE "_eg_count"."n" > 0`, `$${n + 1}`, `$${n + 2}`)}`;
+
+    // $1…$n: fields; $n+1: now; then the key; then the expected version; then the entity.
+    const k = descriptor.key.length;
+    const update = `WITH "_eg_updated" AS (
+  UPDATE ${tableSql} SET ${names.map((c, i) => `${c} = $${i + 1}`).join(', ')}, ${updated} = $${n + 1}, ${version} = ${version} + 1
+   WHERE ${keyWhere(n + 2)} AND ${version} = $${n + 2 + k}
+  RETURNING ${version}
+), "_eg_touch" AS (
+  ${touch('last_update_ms', '"_eg_updated"', `$${n + 3 + k}`, `$${n + 1}`)}
+  RETURNING 1
+)
+SELECT ${version} FROM "_eg_updated"`;
+
+    // $1…$k: the key; [$k+1: expected version]; then entity and now.
+    const remove = (withVersion: boolean): string => {
+      const next = k + 1 + (withVersion ? 1 : 0);
+      return `WITH "_eg_deleted" AS (
+  DELETE FROM ${tableSql} WHERE ${keyWhere(1)}${withVersion ? ` AND ${version} = $${k + 1}` : ''}
+  RETURNING ${select}
+), "_eg_touch" AS (
+  ${touch('last_delete_ms', '"_eg_deleted"', `$${next}`, `$${next + 1}`)}
+  RETURNING 1
+)
+SELECT ${select} FROM "_eg_deleted"`;
+    };
+
+    const keyColumns = keyIndexes.map((i) => columns[i]!);
+    const existing = `SELECT ${keyColumns.map((c) => `"_eg_t".${quoteIdent(c.name)}`).join(', ')}
+  FROM ${tableSql} AS "_eg_t"
+  JOIN unnest(${keyColumns.map((_, i) => `$${i + 1}::TEXT[]`).join(', ')}) AS "_eg_input"(${keyColumns
+    .map((_, i) => `"_${i + 1}"`)
+    .join(', ')})
+    ON ${keyColumns.map((c, i) => `"_eg_t".${quoteIdent(c.name)} = "_eg_input"."_${i + 1}"::${castType(c.kind)}`).join(' AND ')}`;
+
+    return {
+      descriptor,
+      tableSql,
+      columns,
+      keyIndexes,
+      dialect: postgresDialect(descriptor),
+      listSelect,
+      get,
+      insert,
+      update,
+      delete: remove(false),
+      deleteVersion: remove(true),
+      existing,
+    };
+  }
+}
+
+// -------------------------------------------------------------------------------------------------
+
+/** True for a complete settings object (as returned by `parsePostgresUrl`). */
+function isSettings(config: PostgresSettings | PostgresDriverOptions): config is PostgresSettings {
+  const required: (keyof PostgresSettings)[] = [
+    'poolMax',
+    'statementTimeoutMs',
+    'connectTimeoutMs',
+    'idleTimeoutMs',
+    'sslMode',
+    'ssl',
+    'applicationName',
+    'channelBinding',
+  ];
+  return required.every((key) => key in config) && !('url' in config);
+}
+
+/** Statement names are derived from the text, so a name never meets two different texts. */
+const names = new Map<string, string>();
+function statementName(text: string): string {
+  let name = names.get(text);
+  if (name === undefined) {
+    name = `eg_${shortHash(text, 24)}`;
+    if (names.size > 10_000) names.clear();
+    names.set(text, name);
+  }
+  return name;
+}
+
+function advisoryKey(schema: string | undefined): [number, number] {
+  // First half: "EGen" as a 32-bit integer; second half: hash of the schema (or the default).
+  const hash = Number.parseInt(shortHash(`schema:${schema ?? ''}`, 8), 16) | 0;
+  return [0x4547656e, hash];
+}
+
+/** DDL statement; "already exists" from a concurrent creator (without advisory locks) is fine. */
+async function ddl(client: pg.PoolClient, sql: string): Promise<void> {
+  try {
+    await client.query(sql);
+  } catch (error) {
+    const state = sqlState(error);
+    // unique_violation on the catalog, duplicate_table / _object / _schema
+    if (state === '23505' || state === '42P07' || state === '42710' || state === '42P06') {
+      await client.query(sql);
+      return;
+    }
+    throw error;
+  }
+}
+
+/**
+ * Replaces the unqualified table of the shared builder's `FROM` with the schema-qualified one;
+ * column references stay `"table"."column"`, which PostgreSQL resolves against the FROM item.
+ */
+function qualifyFrom(sql: string, head: string, table: string, tableSql: string): string {
+  const bare = `${head} FROM ${quoteIdent(table)}`;
+  if (!sql.startsWith(bare)) {
+    throw new Error(`PostgreSQL driver: unexpected list SQL shape: ${sql.slice(0, 120)}`);
+  }
+  if (tableSql === quoteIdent(table)) return sql;
+  return `${head} FROM ${tableSql}${sql.slice(bare.length)}`;
+}
+
+function checkTime(now: number): void {
+  if (!Number.isSafeInteger(now)) throw new TypeError(`Write time must be integer milliseconds, got ${now}`);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function keyParams(state: TableState, key: KeyValues): unknown[] {
+  if (key.length !== state.keyIndexes.length) {
+    throw new Error(
+      `Table ${state.descriptor.table}: expected ${state.keyIndexes.length} key values, got ${key.length}`,
+    );
+  }
+  return state.keyIndexes.map((index, i) => toParam(state.descriptor.table, state.columns[index]!, key[i]));
+}
+
+/** A key value as compared in JS: numbers for BIGINT, booleans, everything else as text. */
+function normalizeKey(kind: ColumnKind, value: unknown): unknown {
+  if (kind === 'integer') return Number(value);
+  if (kind === 'boolean') return value === true || value === 'true';
+  return String(value);
+}
+
+function keyString(state: TableState, record: StoredFields): string {
+  return JSON.stringify(
+    state.keyIndexes.map((i) => {
+      const column = state.columns[i]!;
+      return normalizeKey(column.kind, record[column.name]);
+    }),
+  );
+}
+
+/** A field value as a bound parameter (pg sends it as text; the statement gives its type). */
+function toParam(table: string, column: ColumnDescriptor, value: unknown): unknown {
+  return toText(table, column, value);
+}
+
+/** A field value as the text PostgreSQL parses for the column's type, or NULL. */
+function toText(table: string, column: ColumnDescriptor, value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  switch (column.kind) {
+    case 'json':
+      return JSON.stringify(value);
+    case 'boolean':
+      if (typeof value !== 'boolean') {
+        throw new TypeError(`${table}.${column.name}: expected a boolean, got ${typeof value}`);
+      }
+      return value ? 'true' : 'false';
+    case 'integer':
+    case 'double':
+      if (typeof value === 'number' && !Number.isFinite(value)) {
+        throw new TypeError(`${table}.${column.name}: expected a finite number, got ${value}`);
+      }
+      return String(value);
+    default:
+      return typeof value === 'string' ? value : String(value);
+  }
+}
+
+function toStored(state: TableState, row: Row): StoredRecord {
+  const { columns } = state;
+  const record: Record<string, unknown> = {};
+  for (let i = 0; i < columns.length; i++) {
+    const value = row[i];
+    if (value === null || value === undefined) continue;
+    const name = columns[i]!.name;
+    if (name === '__proto__') {
+      Object.defineProperty(record, name, { value, enumerable: true, writable: true, configurable: true });
+    } else {
+      record[name] = value;
+    }
+  }
+  const n = columns.length;
+  return {
+    record,
+    version: Number(row[n]),
+    createdAt: Number(row[n + 1]),
+    updatedAt: Number(row[n + 2]),
+  };
+}

@@ -1,0 +1,96 @@
+import { StorageUnavailableError, isStorageUnavailableError } from '../errors.js';
+
+/** SQLSTATE codes that mean "the database cannot serve us right now". */
+const UNAVAILABLE_SQLSTATES = new Set([
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now (starting up, shutting down, recovery)
+  '57P05', // idle_session_timeout
+  '57014', // query_canceled (statement_timeout)
+  '53300', // too_many_connections
+  '25006', // read_only_sql_transaction (connected to a standby / failover in progress)
+  '25P03', // idle_in_transaction_session_timeout
+]);
+
+/** Node.js socket error codes of an unreachable server. */
+const UNAVAILABLE_ERRNOS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'EHOSTDOWN',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ENOENT', // Unix socket file missing: server not running
+]);
+
+/** Messages `pg` / `pg-pool` use for lost or unobtainable connections (they carry no code). */
+const UNAVAILABLE_MESSAGES = [
+  /^Connection terminated/i, // "Connection terminated", "… unexpectedly", "… due to connection timeout"
+  /timeout exceeded when trying to connect/i, // pg-pool connectionTimeoutMillis
+  /^Query read timeout/i, // client-side query_timeout
+  /is not queryable/i, // "Client has encountered a connection error and is not queryable"
+  /^Client was closed and is not queryable/i,
+  /server closed the connection unexpectedly/i,
+  /the database system is (?:starting up|shutting down|in recovery mode)/i,
+];
+
+/** SQLSTATE of a PostgreSQL error, if it has one. */
+export function sqlState(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+}
+
+/** True when the error means the server is unreachable, gone or refusing work for now. */
+export function isUnavailable(error: unknown, depth = 0): boolean {
+  if (depth > 4 || typeof error !== 'object' || error === null) return false;
+  if (isStorageUnavailableError(error)) return true;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    if (UNAVAILABLE_ERRNOS.has(code)) return true;
+    if (UNAVAILABLE_SQLSTATES.has(code) || code.startsWith('08')) return true;
+  }
+  const message = (error as { message?: unknown }).message;
+  if (typeof message === 'string' && UNAVAILABLE_MESSAGES.some((pattern) => pattern.test(message))) {
+    return true;
+  }
+  // Node's happy-eyeballs connect reports an AggregateError of one error per address.
+  const nested = (error as { errors?: unknown }).errors;
+  if (Array.isArray(nested) && nested.length > 0) {
+    return nested.every((inner) => isUnavailable(inner, depth + 1));
+  }
+  const cause = (error as { cause?: unknown }).cause;
+  return cause !== undefined && isUnavailable(cause, depth + 1);
+}
+
+/** A short, secret-free description of a connection-level error. */
+export function describeError(error: unknown): string {
+  if (typeof error !== 'object' || error === null) return String(error);
+  const code = (error as { code?: unknown }).code;
+  const message = (error as { message?: unknown }).message;
+  const nested = (error as { errors?: unknown }).errors;
+  let text = typeof message === 'string' && message !== '' ? message : '';
+  if (text === '' && Array.isArray(nested) && nested.length > 0) text = describeError(nested[0]);
+  if (typeof code === 'string' && !text.includes(code)) text = text === '' ? code : `${code}: ${text}`;
+  return text === '' ? 'unknown error' : text;
+}
+
+/** Rethrows connection-level failures as `StorageUnavailableError`; other errors pass unchanged. */
+export function translateError(error: unknown): unknown {
+  if (isStorageUnavailableError(error)) return error;
+  if (isUnavailable(error)) {
+    return new StorageUnavailableError(`PostgreSQL: ${describeError(error)}`, { cause: error });
+  }
+  return error;
+}
+
+/** Serialization failures and deadlocks: the whole transaction may simply be run again. */
+export function isRetryable(error: unknown): boolean {
+  const state = sqlState(error);
+  return state === '40001' || state === '40P01';
+}

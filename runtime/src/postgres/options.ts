@@ -1,0 +1,248 @@
+import { readFileSync } from 'node:fs';
+import type { ConnectionOptions } from 'node:tls';
+
+/** How TLS is used for the connection, as in libpq's `sslmode` (`allow`/`prefer` are not supported). */
+export type PostgresSslMode = 'disable' | 'require' | 'verify-ca' | 'verify-full';
+
+/** Settings of a PostgreSQL driver; everything except the connection target has a default. */
+export interface PostgresSettings {
+  /** Host name, IP address or Unix-socket directory; `undefined` lets `pg` use `PGHOST`/localhost. */
+  readonly host: string | undefined;
+  readonly port: number | undefined;
+  readonly user: string | undefined;
+  readonly password: string | undefined;
+  readonly database: string | undefined;
+  /** Schema that holds the tables (created at open when missing); `undefined`: the search_path's first schema. */
+  readonly schema: string | undefined;
+  /** Maximum connections of the pool. */
+  readonly poolMax: number;
+  /** Server-side statement timeout in milliseconds; 0 disables it. */
+  readonly statementTimeoutMs: number;
+  /** Time allowed to open a connection, or to wait for a free pooled one, in milliseconds. */
+  readonly connectTimeoutMs: number;
+  /** Idle pooled connections are closed after this many milliseconds. */
+  readonly idleTimeoutMs: number;
+  readonly sslMode: PostgresSslMode;
+  /** `ssl` value handed to `pg`: `false`, or the TLS options derived from the ssl parameters. */
+  readonly ssl: false | ConnectionOptions;
+  readonly applicationName: string;
+  /** Raw `options` startup parameter (e.g. `-c DateStyle=ISO`), passed through when given. */
+  readonly options: string | undefined;
+  /** Require SCRAM channel binding (`channel_binding=require`). */
+  readonly channelBinding: boolean;
+}
+
+/** Explicit settings; they take precedence over URL parameters, which take precedence over the environment. */
+export type PostgresSettingsOverrides = Partial<Omit<PostgresSettings, 'ssl' | 'sslMode'>> & {
+  readonly sslMode?: PostgresSslMode;
+  /** TLS options merged over the ones derived from `sslMode`. */
+  readonly ssl?: ConnectionOptions;
+};
+
+export const POSTGRES_DEFAULTS = {
+  poolMax: 10,
+  statementTimeoutMs: 30_000,
+  connectTimeoutMs: 5_000,
+  idleTimeoutMs: 10_000,
+  applicationName: 'entity-gen',
+} as const;
+
+const URL_PARAMETERS = new Set([
+  'schema',
+  'pool_max',
+  'statement_timeout',
+  'connect_timeout',
+  'connect_timeout_ms',
+  'idle_timeout_ms',
+  'sslmode',
+  'sslrootcert',
+  'sslcert',
+  'sslkey',
+  'application_name',
+  'options',
+  'channel_binding',
+  'host',
+  'port',
+  'user',
+  'password',
+  'dbname',
+]);
+
+/** True when the URL names PostgreSQL (`postgres://` or `postgresql://`). */
+export function isPostgresUrl(url: string): boolean {
+  return /^postgres(?:ql)?:\/\//i.test(url);
+}
+
+/** A configuration problem in a PostgreSQL URL or environment variable. */
+export class PostgresConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PostgresConfigError';
+  }
+}
+
+/**
+ * Parses a `postgres://` / `postgresql://` URL and the driver's environment variables into
+ * settings (grammar: see `index.ts`). Throws `PostgresConfigError` on a malformed URL, an unknown
+ * parameter or a bad value; the message never contains the password.
+ */
+export function parsePostgresUrl(
+  url: string,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  overrides: PostgresSettingsOverrides = {},
+): PostgresSettings {
+  if (!isPostgresUrl(url)) {
+    throw new PostgresConfigError('A PostgreSQL URL starts with postgres:// or postgresql://');
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new PostgresConfigError('The PostgreSQL URL is malformed');
+  }
+  const params = new Map<string, string>();
+  for (const [name, value] of parsed.searchParams) {
+    if (!URL_PARAMETERS.has(name)) {
+      throw new PostgresConfigError(
+        `Unknown PostgreSQL URL parameter "${name}" (known: ${[...URL_PARAMETERS].join(', ')})`,
+      );
+    }
+    params.set(name, value);
+  }
+
+  const decode = (text: string): string => {
+    try {
+      return decodeURIComponent(text);
+    } catch {
+      throw new PostgresConfigError('The PostgreSQL URL has a malformed percent-escape');
+    }
+  };
+  const urlHost = parsed.hostname === '' ? undefined : decode(parsed.hostname.replace(/^\[(.*)\]$/, '$1'));
+  const urlPath = parsed.pathname.replace(/^\//, '');
+
+  const fromEnv = (name: string): string | undefined => {
+    const value = env[name];
+    return value === undefined || value === '' ? undefined : value;
+  };
+  const integer = (value: string | undefined, what: string, min: number): number | undefined => {
+    if (value === undefined) return undefined;
+    if (!/^\d+$/.test(value.trim()) || Number(value) < min || !Number.isSafeInteger(Number(value))) {
+      throw new PostgresConfigError(`${what} must be an integer ≥ ${min}, got "${value}"`);
+    }
+    return Number(value);
+  };
+
+  const portText = params.get('port') ?? (parsed.port === '' ? undefined : parsed.port);
+  const connectTimeoutSeconds = integer(params.get('connect_timeout'), 'connect_timeout (seconds)', 0);
+
+  const sslModeText = overrides.sslMode ?? params.get('sslmode') ?? fromEnv('PGSSLMODE') ?? 'disable';
+  if (!['disable', 'require', 'verify-ca', 'verify-full'].includes(sslModeText)) {
+    throw new PostgresConfigError(
+      `sslmode "${sslModeText}" is not supported; use disable, require, verify-ca or verify-full`,
+    );
+  }
+  const sslMode = sslModeText as PostgresSslMode;
+
+  const schema = overrides.schema ?? params.get('schema') ?? fromEnv('PGSCHEMA');
+  if (schema !== undefined && (schema === '' || schema.includes('\0'))) {
+    throw new PostgresConfigError('schema must be a non-empty name');
+  }
+
+  const channelBindingText = params.get('channel_binding') ?? 'prefer';
+  if (!['disable', 'prefer', 'require'].includes(channelBindingText)) {
+    throw new PostgresConfigError(`channel_binding must be disable, prefer or require`);
+  }
+
+  const settings: PostgresSettings = {
+    host: overrides.host ?? params.get('host') ?? urlHost,
+    port: overrides.port ?? integer(portText, 'port', 1),
+    user: overrides.user ?? params.get('user') ?? (parsed.username === '' ? undefined : decode(parsed.username)),
+    password:
+      overrides.password ??
+      params.get('password') ??
+      (parsed.password === '' ? undefined : decode(parsed.password)),
+    database: overrides.database ?? params.get('dbname') ?? (urlPath === '' ? undefined : decode(urlPath)),
+    schema,
+    poolMax:
+      overrides.poolMax ??
+      integer(params.get('pool_max'), 'pool_max', 1) ??
+      integer(fromEnv('PGPOOL_MAX'), 'PGPOOL_MAX', 1) ??
+      POSTGRES_DEFAULTS.poolMax,
+    statementTimeoutMs:
+      overrides.statementTimeoutMs ??
+      integer(params.get('statement_timeout'), 'statement_timeout (ms)', 0) ??
+      integer(fromEnv('PG_STATEMENT_TIMEOUT_MS'), 'PG_STATEMENT_TIMEOUT_MS', 0) ??
+      POSTGRES_DEFAULTS.statementTimeoutMs,
+    connectTimeoutMs:
+      overrides.connectTimeoutMs ??
+      integer(params.get('connect_timeout_ms'), 'connect_timeout_ms', 1) ??
+      (connectTimeoutSeconds === undefined || connectTimeoutSeconds === 0
+        ? undefined
+        : connectTimeoutSeconds * 1000) ??
+      integer(fromEnv('PG_CONNECT_TIMEOUT_MS'), 'PG_CONNECT_TIMEOUT_MS', 1) ??
+      POSTGRES_DEFAULTS.connectTimeoutMs,
+    idleTimeoutMs:
+      overrides.idleTimeoutMs ??
+      integer(params.get('idle_timeout_ms'), 'idle_timeout_ms', 0) ??
+      integer(fromEnv('PGPOOL_IDLE_TIMEOUT_MS'), 'PGPOOL_IDLE_TIMEOUT_MS', 0) ??
+      POSTGRES_DEFAULTS.idleTimeoutMs,
+    sslMode,
+    ssl: sslOptions(sslMode, params, overrides.ssl),
+    applicationName:
+      overrides.applicationName ?? params.get('application_name') ?? POSTGRES_DEFAULTS.applicationName,
+    options: overrides.options ?? params.get('options'),
+    channelBinding: overrides.channelBinding ?? channelBindingText === 'require',
+  };
+  return settings;
+}
+
+function sslOptions(
+  mode: PostgresSslMode,
+  params: ReadonlyMap<string, string>,
+  extra: ConnectionOptions | undefined,
+): false | ConnectionOptions {
+  if (mode === 'disable') return false;
+  const read = (name: string): string | undefined => {
+    const file = params.get(name);
+    if (file === undefined) return undefined;
+    try {
+      return readFileSync(file, 'utf8');
+    } catch (error) {
+      throw new PostgresConfigError(`Cannot read ${name} file ${file}: ${(error as Error).message}`);
+    }
+  };
+  const options: { -readonly [K in keyof ConnectionOptions]: ConnectionOptions[K] } = {};
+  const ca = read('sslrootcert');
+  const cert = read('sslcert');
+  const key = read('sslkey');
+  if (ca !== undefined) options.ca = ca;
+  if (cert !== undefined) options.cert = cert;
+  if (key !== undefined) options.key = key;
+  switch (mode) {
+    case 'require':
+      // libpq semantics: encrypted, certificate not checked (unless a root certificate is given,
+      // which makes it behave like verify-ca).
+      if (ca === undefined) options.rejectUnauthorized = false;
+      else options.checkServerIdentity = () => undefined;
+      break;
+    case 'verify-ca':
+      if (ca === undefined) {
+        throw new PostgresConfigError('sslmode=verify-ca needs sslrootcert=<file of the CA certificate>');
+      }
+      options.checkServerIdentity = () => undefined;
+      break;
+    case 'verify-full':
+      options.rejectUnauthorized = true;
+      break;
+  }
+  return { ...options, ...extra };
+}
+
+/** The settings without secrets, for logs and error messages. */
+export function describeSettings(settings: PostgresSettings): string {
+  const host = settings.host ?? 'localhost';
+  const port = settings.port ?? 5432;
+  return `postgres://${settings.user === undefined ? '' : `${settings.user}@`}${host}:${port}/${
+    settings.database ?? ''
+  }${settings.schema === undefined ? '' : ` (schema ${settings.schema})`}`;
+}

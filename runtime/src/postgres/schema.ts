@@ -1,0 +1,169 @@
+import { createHash } from 'node:crypto';
+import type { ColumnDescriptor, ColumnKind, TableDescriptor } from '../driver.js';
+
+/** Name of the table holding each entity's last create/update/delete time. */
+export const ACTIVITY_TABLE = '_eg_activity';
+
+/** Bookkeeping columns of every entity table. */
+export const CREATED_COLUMN = '_eg_created_ms';
+export const UPDATED_COLUMN = '_eg_updated_ms';
+export const VERSION_COLUMN = '_eg_version';
+
+/** PostgreSQL identifiers longer than this many bytes are silently truncated by the server. */
+const MAX_IDENTIFIER_BYTES = 63;
+
+/** A double-quoted identifier; any name is safe, NUL is rejected. */
+export function quoteIdent(name: string): string {
+  if (name.includes('\0')) throw new Error(`SQL identifier contains NUL: ${JSON.stringify(name)}`);
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/** A string literal (used only for names in DDL and catalog look-ups, never for values). */
+export function quoteLiteral(text: string): string {
+  if (text.includes('\0')) throw new Error('SQL literal contains NUL');
+  return `'${text.replace(/'/g, "''")}'`;
+}
+
+export function shortHash(text: string, length = 12): string {
+  return createHash('sha1').update(text).digest('hex').slice(0, length);
+}
+
+/** The SQL type of a column kind. Text uses the "C" collation so comparisons and ORDER BY are bytewise, as in SQLite. */
+export function sqlType(kind: ColumnKind): string {
+  switch (kind) {
+    case 'text':
+      return 'TEXT COLLATE "C"';
+    case 'integer':
+      return 'BIGINT';
+    case 'double':
+      return 'DOUBLE PRECISION';
+    case 'decimal':
+      return 'NUMERIC';
+    case 'boolean':
+      return 'BOOLEAN';
+    case 'date':
+      return 'DATE';
+    case 'datetime':
+      return 'TIMESTAMPTZ';
+    case 'json':
+      return 'JSONB';
+  }
+}
+
+/** The type a text parameter is cast to when it carries a value of this kind. */
+export function castType(kind: ColumnKind): string {
+  switch (kind) {
+    case 'text':
+      return 'TEXT';
+    case 'integer':
+      return 'BIGINT';
+    case 'double':
+      return 'DOUBLE PRECISION';
+    case 'decimal':
+      return 'NUMERIC';
+    case 'boolean':
+      return 'BOOLEAN';
+    case 'date':
+      return 'DATE';
+    case 'datetime':
+      return 'TIMESTAMPTZ';
+    case 'json':
+      return 'JSONB';
+  }
+}
+
+/** The schema-qualified (when a schema is configured) quoted name of a table. */
+export function qualify(schema: string | undefined, table: string): string {
+  return schema === undefined ? quoteIdent(table) : `${quoteIdent(schema)}.${quoteIdent(table)}`;
+}
+
+/** Index name of an indexed column, unique per table and within the identifier length limit. */
+export function indexName(table: string, column: string): string {
+  const name = `${table}__${column}__idx`;
+  if (Buffer.byteLength(name) <= MAX_IDENTIFIER_BYTES) return name;
+  const prefix = Buffer.from(table).subarray(0, 40).toString().replace(/\uFFFD+$/, '');
+  return `${prefix}_${shortHash(`${table}\0${column}`)}_idx`;
+}
+
+/** Field names that clash with the bookkeeping columns. */
+export function checkColumnNames(table: TableDescriptor): void {
+  const reserved = new Set([CREATED_COLUMN, UPDATED_COLUMN, VERSION_COLUMN]);
+  const seen = new Set<string>();
+  for (const column of table.columns) {
+    if (reserved.has(column.name) || seen.has(column.name)) {
+      throw new Error(
+        `Table ${table.table}: field ${JSON.stringify(column.name)} clashes with another column ` +
+          `(${CREATED_COLUMN}, ${UPDATED_COLUMN} and ${VERSION_COLUMN} are reserved)`,
+      );
+    }
+    if (Buffer.byteLength(column.name) > MAX_IDENTIFIER_BYTES) {
+      throw new Error(
+        `Table ${table.table}: field name ${column.name} is longer than PostgreSQL's ${MAX_IDENTIFIER_BYTES}-byte identifier limit`,
+      );
+    }
+    seen.add(column.name);
+  }
+  if (Buffer.byteLength(table.table) > MAX_IDENTIFIER_BYTES) {
+    throw new Error(`Table name ${table.table} is longer than PostgreSQL's ${MAX_IDENTIFIER_BYTES}-byte identifier limit`);
+  }
+  if (table.key.length === 0) throw new Error(`Table ${table.table} has no key columns`);
+  for (const key of table.key) {
+    if (!seen.has(key)) throw new Error(`Table ${table.table}: key column ${key} is not a field`);
+  }
+}
+
+/**
+ * CREATE TABLE statement of an entity: a column per field (NOT NULL for key and required fields,
+ * as in the SQLite driver), the bookkeeping columns and the key as primary key.
+ */
+export function createTableSql(schema: string | undefined, table: TableDescriptor): string {
+  const keys = new Set(table.key);
+  const columns = table.columns.map(
+    (column) =>
+      `  ${quoteIdent(column.name)} ${sqlType(column.kind)}${
+        column.required || keys.has(column.name) ? ' NOT NULL' : ''
+      }`,
+  );
+  columns.push(
+    `  ${quoteIdent(CREATED_COLUMN)} BIGINT NOT NULL`,
+    `  ${quoteIdent(UPDATED_COLUMN)} BIGINT NOT NULL`,
+    `  ${quoteIdent(VERSION_COLUMN)} INTEGER NOT NULL`,
+    `  PRIMARY KEY (${table.key.map(quoteIdent).join(', ')})`,
+  );
+  return `CREATE TABLE IF NOT EXISTS ${qualify(schema, table.table)} (\n${columns.join(',\n')}\n)`;
+}
+
+/** Every column an entity table must have. */
+export function expectedColumns(table: TableDescriptor): string[] {
+  return [...table.columns.map((c) => c.name), CREATED_COLUMN, UPDATED_COLUMN, VERSION_COLUMN];
+}
+
+/**
+ * CREATE INDEX statements of the columns the schema marks as indexed. The first key column is
+ * covered by the primary key; JSON columns are skipped (no list filter can use a B-tree on them),
+ * as in the SQLite driver. `NULLS FIRST` matches the list order (NULLs first ascending, last
+ * descending, the latter by a backward scan), so ORDER BY can read the index.
+ */
+export function createIndexSql(schema: string | undefined, table: TableDescriptor): string[] {
+  const statements: string[] = [];
+  for (const column of table.columns) {
+    if (!column.indexed || column.kind === 'json') continue;
+    if (table.key[0] === column.name) continue;
+    statements.push(
+      `CREATE INDEX IF NOT EXISTS ${quoteIdent(indexName(table.table, column.name))} ON ${qualify(
+        schema,
+        table.table,
+      )} (${quoteIdent(column.name)} NULLS FIRST)`,
+    );
+  }
+  return statements;
+}
+
+export function createActivityTableSql(schema: string | undefined): string {
+  return `CREATE TABLE IF NOT EXISTS ${qualify(schema, ACTIVITY_TABLE)} (
+  "entity" TEXT COLLATE "C" NOT NULL PRIMARY KEY,
+  "last_create_ms" BIGINT,
+  "last_update_ms" BIGINT,
+  "last_delete_ms" BIGINT
+)`;
+}

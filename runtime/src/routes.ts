@@ -1,0 +1,28 @@
+import type { Context } from 'koa';
+import type { EntityDefinition } from './definition.js';
+import type { DataContext } from './operations.js';
+
+/** Handles a request on `/data/{entity}` (list, insert). */
+export type CollectionHandler = (ctx: Context, data: DataContext) => Promise<void>;
+
+/** Handles a request on `/data/{entity}/{id}`. */
+export type RecordHandler = (ctx: Context, data: DataContext, id: string) => Promise<void>;
+
+/** The HTTP handlers of one entity, generated per entity and mounted by `createService`. */
+export interface DataRoutes {
+  readonly definition: EntityDefinition<object>;
+  /** GET /data/{entity} */
+  readonly list: CollectionHandler;
+  /** GET /entity/{entity}/recordCounts */
+  readonly count: CollectionHandler;
+  /** POST /data/{entity} */
+  readonly insert: CollectionHandler;
+  /** GET /data/{entity}/{id} */
+  readonly get: RecordHandler;
+  /** PUT /data/{entity}/{id} */
+  readonly replace: RecordHandler;
+  /** PATCH /data/{entity}/{id} */
+  readonly patch: RecordHandler;
+  /** DELETE /data/{entity}/{id} */
+  readonly remove: RecordHandler;
+}

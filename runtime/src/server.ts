@@ -1,0 +1,145 @@
+import type { Server } from 'node:http';
+import type { StorageDriver, TableDescriptor } from './driver.js';
+import { isStorageUnavailableError, StorageUnavailableError } from './errors.js';
+import { createLogger, type Logger } from './logger.js';
+import { createDriver, redactUrl } from './open.js';
+import type { ServiceApp, ServiceOptions } from './service.js';
+
+/** How a generated `server.ts` starts its service. */
+export interface StartOptions {
+  readonly createApp: (options: ServiceOptions) => ServiceApp;
+  readonly tables: readonly TableDescriptor[];
+  readonly port: number;
+  readonly host: string;
+  readonly databaseUrl: string;
+  readonly logLevel?: string;
+  readonly bodyLimit?: number;
+  /** Stop waiting for open requests after this long on shutdown (default 10 s). */
+  readonly shutdownTimeoutMs?: number;
+}
+
+/** A started service. */
+export interface RunningService {
+  readonly server: Server;
+  readonly driver: StorageDriver;
+  /** Stops accepting connections, waits for open requests, closes the storage. */
+  close(): Promise<void>;
+}
+
+const FIRST_RETRY_MS = 250;
+const MAX_RETRY_MS = 10_000;
+
+/**
+ * Starts a service: opens the storage (retrying with backoff while it is unreachable, answering
+ * 503 meanwhile), listens, and shuts down gracefully on SIGTERM and SIGINT.
+ */
+export async function startServer(options: StartOptions): Promise<RunningService> {
+  const logger = createLogger({ level: options.logLevel ?? 'info' });
+  if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65535) {
+    throw new Error(`PORT must be an integer from 0 to 65535, not ${options.port}`);
+  }
+  const inner = await createDriver(options.databaseUrl);
+  const driver = new RetryingOpenDriver(inner, options.tables, logger, redactUrl(options.databaseUrl));
+  await driver.openOnce();
+  const app = options.createApp({
+    driver,
+    logger,
+    ...(options.bodyLimit === undefined || Number.isNaN(options.bodyLimit) ? {} : { bodyLimit: options.bodyLimit }),
+  });
+  const server = app.listen(options.port, options.host);
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : options.port;
+  logger.info({ port, host: options.host, storage: driver.dialect }, `listening on http://${options.host}:${port}`);
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      logger.info('shutting down');
+      const timeout = setTimeout(() => server.closeAllConnections(), options.shutdownTimeoutMs ?? 10_000);
+      timeout.unref();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      clearTimeout(timeout);
+      await driver.close();
+      logger.info('stopped');
+    })();
+    return closing;
+  };
+  const onSignal = (signal: NodeJS.Signals): void => {
+    logger.info({ signal }, 'signal received');
+    void close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+  return { server, driver, close };
+}
+
+/**
+ * Wraps a driver whose storage may not be reachable yet: `open` is retried in the background with
+ * exponential backoff, and until it succeeds every call fails with `StorageUnavailableError`.
+ */
+class RetryingOpenDriver implements StorageDriver {
+  private ready = false;
+  private closed = false;
+  private retryTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly inner: StorageDriver,
+    private readonly tables: readonly TableDescriptor[],
+    private readonly logger: Logger,
+    private readonly label: string,
+  ) {}
+
+  get dialect(): string {
+    return this.inner.dialect;
+  }
+
+  /** Tries to open once; on an unreachable storage schedules retries instead of failing. */
+  async openOnce(delay = FIRST_RETRY_MS): Promise<void> {
+    try {
+      await this.inner.open(this.tables);
+      this.ready = true;
+      this.logger.info({ storage: this.label }, 'storage ready');
+    } catch (error) {
+      if (!isStorageUnavailableError(error) || this.closed) throw error;
+      this.logger.warn({ storage: this.label, retryInMs: delay, err: error }, 'storage unavailable, retrying');
+      this.retryTimer = setTimeout(() => void this.openOnce(Math.min(delay * 2, MAX_RETRY_MS)), delay);
+      this.retryTimer.unref();
+    }
+  }
+
+  private check(): StorageDriver {
+    if (!this.ready) throw new StorageUnavailableError('the storage is not ready yet');
+    return this.inner;
+  }
+
+  open(): Promise<void> {
+    return Promise.resolve();
+  }
+  get: StorageDriver['get'] = (table, key) => this.check().get(table, key);
+  insert: StorageDriver['insert'] = (table, records, now) => this.check().insert(table, records, now);
+  update: StorageDriver['update'] = (table, key, record, version, now) =>
+    this.check().update(table, key, record, version, now);
+  delete: StorageDriver['delete'] = (table, key, now, version) => this.check().delete(table, key, now, version);
+  list: StorageDriver['list'] = (table, query) => this.check().list(table, query);
+  count: StorageDriver['count'] = (table, query) => this.check().count(table, query);
+  activity: StorageDriver['activity'] = () => this.check().activity();
+  ping: StorageDriver['ping'] = () => this.check().ping();
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.retryTimer !== undefined) clearTimeout(this.retryTimer);
+    if (this.ready) await this.inner.close();
+  }
+}

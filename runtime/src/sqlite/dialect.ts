@@ -1,0 +1,113 @@
+import type { ColumnDescriptor, ColumnKind, KeyValue } from '../driver.js';
+import {
+  quoteIdentifier,
+  type OperandMode,
+  type SqlDialect,
+  type SqlParams,
+} from '../sql/dialect.js';
+import { requireDecimalSortKey } from './decimal-key.js';
+
+/** SQL function (registered on every connection) returning the sortable key of a decimal. */
+export const DECIMAL_KEY_FUNCTION = 'eg_decimal_key';
+
+/** Name of the hidden column holding the sortable key of a DECIMAL field. */
+export function decimalShadowColumn(field: string): string {
+  return `_eg_dec_${field}`;
+}
+
+/**
+ * A JSON path for SQLite's JSON functions with every segment quoted: `$."address"."city"`.
+ * SQLite's path syntax has no escape inside a quoted label, so segments holding `"` (which no
+ * schema field name can) are rejected. Bound as a parameter, never spliced into SQL.
+ */
+export function sqliteJsonPath(path: readonly string[]): string {
+  let text = '$';
+  for (const segment of path) {
+    if (segment.includes('"') || segment.includes('\u0000')) {
+      throw new Error(`Unsupported JSON path segment ${JSON.stringify(segment)}`);
+    }
+    text += `."${segment}"`;
+  }
+  return text;
+}
+
+/**
+ * SQLite specifics: `?` placeholders, DECIMAL compared through its shadow column (or
+ * `eg_decimal_key()` inside JSON), booleans as 0/1, `json_extract` / `json_each` with bound
+ * paths, `substr`/`instr` text tests, native NULL order (first ascending, last descending).
+ */
+export const sqliteDialect: SqlDialect = {
+  placeholder: () => '?',
+  rowValues: true,
+  quoteIdentifier,
+
+  columnOperand(tableSql: string, column: ColumnDescriptor, mode: OperandMode): string {
+    if (column.kind === 'decimal' && mode === 'compare') {
+      return `${tableSql}.${quoteIdentifier(decimalShadowColumn(column.name))}`;
+    }
+    return `${tableSql}.${quoteIdentifier(column.name)}`;
+  },
+
+  jsonOperand(
+    columnSql: string,
+    path: readonly string[],
+    kind: ColumnKind,
+    mode: OperandMode,
+    params: SqlParams,
+  ): string {
+    const extract = `json_extract(${columnSql}, ${params.add(sqliteJsonPath(path))})`;
+    return kind === 'decimal' && mode === 'compare'
+      ? `${DECIMAL_KEY_FUNCTION}(${extract})`
+      : extract;
+  },
+
+  someArrayElement(
+    columnSql: string,
+    path: readonly string[],
+    kind: ColumnKind,
+    mode: OperandMode,
+    params: SqlParams,
+    predicate: (element: string) => string,
+  ): string {
+    const source =
+      path.length === 0
+        ? `json_each(${columnSql})`
+        : `json_each(${columnSql}, ${params.add(sqliteJsonPath(path))})`;
+    const value = '"_eg_element"."value"';
+    const element =
+      kind === 'decimal' && mode === 'compare' ? `${DECIMAL_KEY_FUNCTION}(${value})` : value;
+    return `EXISTS (SELECT 1 FROM ${source} AS "_eg_element" WHERE ${predicate(element)})`;
+  },
+
+  encodeOperand(kind: ColumnKind, value: KeyValue): unknown {
+    switch (kind) {
+      case 'boolean':
+        return value === true || value === 'true' || value === 1 ? 1 : 0;
+      case 'decimal':
+        return requireDecimalSortKey(value, 'DECIMAL filter value');
+      default:
+        return typeof value === 'boolean' ? (value ? 1 : 0) : value;
+    }
+  },
+
+  contains(operand: string, needle: string, params: SqlParams): string {
+    return `instr(${operand}, ${params.add(needle)}) > 0`;
+  },
+
+  startsWith(operand: string, needle: string, params: SqlParams): string {
+    return `substr(${operand}, 1, length(${params.add(needle)})) = ${params.add(needle)}`;
+  },
+
+  endsWith(operand: string, needle: string, params: SqlParams): string {
+    return `substr(${operand}, -length(${params.add(needle)})) = ${params.add(needle)}`;
+  },
+
+  orderTerm(operand: string, descending: boolean): string {
+    return descending ? `${operand} DESC` : operand;
+  },
+
+  limitOffset(limit: string | undefined, offset: string | undefined): string {
+    if (limit === undefined && offset === undefined) return '';
+    return `LIMIT ${limit ?? '-1'}${offset === undefined ? '' : ` OFFSET ${offset}`}`;
+  },
+};

@@ -1,0 +1,518 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+import type {
+  EntityActivity,
+  KeyValues,
+  ListQuery,
+  StorageDriver,
+  StoredFields,
+  StoredRecord,
+  TableDescriptor,
+  UpdateResult,
+} from '../driver.js';
+import { DuplicateKeyError, StorageUnavailableError } from '../errors.js';
+import { quoteIdentifier } from '../sql/dialect.js';
+import { buildCountSql, buildListSql, type BuiltSql } from '../sql/query.js';
+import { decimalSortKey } from './decimal-key.js';
+import { DECIMAL_KEY_FUNCTION, sqliteDialect } from './dialect.js';
+import { resolveSqliteOptions, type SqliteOptions, type SqliteSynchronous } from './options.js';
+import {
+  ACTIVITY_TABLE,
+  CREATED_COLUMN,
+  TableLayout,
+  UPDATED_COLUMN,
+  VERSION_COLUMN,
+} from './schema.js';
+
+type Statement = Database.Statement<unknown[], unknown>;
+type Row = unknown[];
+
+/** Upper bound of the cache of list/count statements (keyed by SQL text, least recently used out). */
+const QUERY_CACHE_SIZE = 200;
+
+/** One row of `EXPLAIN QUERY PLAN`. */
+export interface QueryPlanRow {
+  readonly id: number;
+  readonly parent: number;
+  readonly detail: string;
+}
+
+/** What `SqliteDriver.diagnostics()` reports. */
+export interface SqliteDiagnostics {
+  readonly journalMode: string;
+  readonly synchronous: 'OFF' | 'NORMAL' | 'FULL' | 'EXTRA';
+  readonly busyTimeoutMs: number;
+  readonly cachedQueries: number;
+}
+
+/** Prepared statements of one table. */
+interface TableState {
+  readonly layout: TableLayout;
+  readonly get: Statement;
+  readonly insert: Statement;
+  readonly update: Statement;
+  readonly delete: Statement;
+  readonly deleteVersion: Statement;
+  readonly insertMany: Database.Transaction<(records: readonly StoredFields[], now: number) => void>;
+  readonly updateOne: Database.Transaction<(params: unknown[], now: number) => number>;
+  readonly deleteOne: Database.Transaction<
+    (statement: Statement, params: unknown[], now: number) => Row | undefined
+  >;
+}
+
+/**
+ * The embedded storage driver, on better-sqlite3. One connection per driver; every call runs
+ * synchronously on it (SQLite serialises writers anyway), wrapped in a promise.
+ *
+ * - The database runs in WAL mode (files only) with `synchronous=FULL` unless configured
+ *   otherwise, and a busy timeout so writers of other processes wait instead of failing. Writes
+ *   use `BEGIN IMMEDIATE`, so a waiting writer never deadlocks on a read-to-write upgrade.
+ * - One `WITHOUT ROWID` table per entity, keyed by the entity's key; DECIMAL fields get a hidden
+ *   sortable shadow column (`_eg_dec_<field>`) used for numeric comparison, ordering and
+ *   indexing. `_eg_activity` holds the last write times, updated in the same transaction as the
+ *   write.
+ * - Busy, locked, I/O, full, corrupt and cannot-open errors become `StorageUnavailableError`; so
+ *   does any call after `close()`. Other errors (bad descriptors, constraint violations other
+ *   than duplicate keys) propagate unchanged.
+ */
+export class SqliteDriver implements StorageDriver {
+  readonly dialect = 'sqlite';
+  readonly filename: string;
+  readonly synchronous: SqliteSynchronous;
+  readonly busyTimeoutMs: number;
+
+  private db: Database.Database | undefined;
+  private closed = false;
+  private readonly tables = new Map<string, TableState>();
+  private readonly queryCache = new Map<string, Statement>();
+  private statements:
+    | {
+        readonly ping: Statement;
+        readonly activity: Statement;
+        readonly touchCreate: Statement;
+        readonly touchUpdate: Statement;
+        readonly touchDelete: Statement;
+      }
+    | undefined;
+
+  constructor(options: SqliteOptions) {
+    const resolved = resolveSqliteOptions(options);
+    this.filename = resolved.filename;
+    this.synchronous = resolved.synchronous;
+    this.busyTimeoutMs = resolved.busyTimeoutMs;
+  }
+
+  /** True for an in-memory database. */
+  get memory(): boolean {
+    return this.filename === ':memory:';
+  }
+
+  async open(tables: readonly TableDescriptor[]): Promise<void> {
+    try {
+      const db = this.connect();
+      const layouts = tables.map((t) => new TableLayout(t));
+      db.transaction(() => {
+        db.exec(
+          `CREATE TABLE IF NOT EXISTS ${quoteIdentifier(ACTIVITY_TABLE)} (\n` +
+            `  entity TEXT NOT NULL PRIMARY KEY,\n` +
+            `  last_create_ms INTEGER,\n  last_update_ms INTEGER,\n  last_delete_ms INTEGER\n` +
+            `) WITHOUT ROWID`,
+        );
+        for (const layout of layouts) {
+          for (const statement of layout.ddl()) db.exec(statement);
+          checkColumns(db, layout);
+        }
+      }).immediate();
+      this.prepareShared(db);
+      for (const layout of layouts) this.tables.set(layout.descriptor.table, this.prepareTable(db, layout));
+    } catch (error) {
+      throw mapError(error);
+    }
+  }
+
+  async get(table: TableDescriptor, key: KeyValues): Promise<StoredRecord | undefined> {
+    try {
+      const state = this.state(table);
+      const params: unknown[] = [];
+      state.layout.keyParams(key, params);
+      const row = state.get.get(params) as Row | undefined;
+      return row === undefined ? undefined : toStored(state.layout, row);
+    } catch (error) {
+      throw mapError(error);
+    }
+  }
+
+  async insert(table: TableDescriptor, records: readonly StoredFields[], now: number): Promise<void> {
+    try {
+      const state = this.state(table);
+      if (records.length === 0) return;
+      state.insertMany.immediate(records, checkTime(now));
+    } catch (error) {
+      throw mapError(error);
+    }
+  }
+
+  async update(
+    table: TableDescriptor,
+    key: KeyValues,
+    record: StoredFields,
+    expectedVersion: number,
+    now: number,
+  ): Promise<UpdateResult> {
+    try {
+      const state = this.state(table);
+      const params: unknown[] = [];
+      state.layout.writeParams(record, params);
+      params.push(checkTime(now));
+      state.layout.keyParams(key, params);
+      params.push(expectedVersion);
+      let changes: number;
+      try {
+        changes = state.updateOne.immediate(params, now);
+      } catch (error) {
+        if (isPrimaryKeyViolation(error)) return { status: 'duplicate' };
+        throw error;
+      }
+      return changes === 0 ? { status: 'conflict' } : { status: 'updated', version: expectedVersion + 1 };
+    } catch (error) {
+      throw mapError(error);
+    }
+  }
+
+  async delete(
+    table: TableDescriptor,
+    key: KeyValues,
+    now: number,
+    expectedVersion?: number,
+  ): Promise<StoredRecord | undefined> {
+    try {
+      const state = this.state(table);
+      const params: unknown[] = [];
+      state.layout.keyParams(key, params);
+      let statement = state.delete;
+      if (expectedVersion !== undefined) {
+        params.push(expectedVersion);
+        statement = state.deleteVersion;
+      }
+      const row = state.deleteOne.immediate(statement, params, checkTime(now));
+      return row === undefined ? undefined : toStored(state.layout, row);
+    } catch (error) {
+      throw mapError(error);
+    }
+  }
+
+  async list(table: TableDescriptor, query: ListQuery): Promise<StoredRecord[]> {
+    try {
+      const state = this.state(table);
+      const { sql, params } = this.listSql(table, query);
+      const rows = this.cached(sql, true).all(params) as Row[];
+      return rows.map((row) => toStored(state.layout, row));
+    } catch (error) {
+      throw mapError(error);
+    }
+  }
+
+  async count(table: TableDescriptor, query: ListQuery): Promise<number> {
+    try {
+      this.state(table);
+      const { sql, params } = buildCountSql(sqliteDialect, table, query);
+      const value = this.cached(sql, false).pluck().get(params);
+      return Number(value);
+    } catch (error) {
+      throw mapError(error);
+    }
+  }
+
+  async activity(): Promise<Readonly<Record<string, EntityActivity>>> {
+    try {
+      const rows = this.shared().activity.all() as [string, number | null, number | null, number | null][];
+      const result: Record<string, EntityActivity> = {};
+      for (const [entity, lastCreate, lastUpdate, lastDelete] of rows) {
+        const activity: { lastCreate?: number; lastUpdate?: number; lastDelete?: number } = {};
+        if (lastCreate !== null) activity.lastCreate = lastCreate;
+        if (lastUpdate !== null) activity.lastUpdate = lastUpdate;
+        if (lastDelete !== null) activity.lastDelete = lastDelete;
+        Object.defineProperty(result, entity, { value: activity, enumerable: true, writable: true, configurable: true });
+      }
+      return result;
+    } catch (error) {
+      throw mapError(error);
+    }
+  }
+
+  async ping(): Promise<void> {
+    try {
+      if (this.db === undefined || this.closed) {
+        throw new StorageUnavailableError(this.closed ? 'the SQLite driver is closed' : 'the SQLite driver is not open');
+      }
+      this.shared().ping.get();
+    } catch (error) {
+      throw mapError(error);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const db = this.db;
+    this.db = undefined;
+    this.tables.clear();
+    this.queryCache.clear();
+    this.statements = undefined;
+    if (db?.open === true) db.close();
+  }
+
+  /**
+   * Diagnostic API (tests, benchmarks, support): the SQL text and bound parameters `list()`
+   * runs for `query`. Not part of the `StorageDriver` contract; may change without notice.
+   */
+  listSql(table: TableDescriptor, query: ListQuery): BuiltSql {
+    const state = this.state(table);
+    return buildListSql(sqliteDialect, table, query, state.layout.selectList());
+  }
+
+  /**
+   * Diagnostic API: `EXPLAIN QUERY PLAN` of the statement `list()` runs for `query`, with its SQL
+   * and parameters. Not part of the `StorageDriver` contract; may change without notice.
+   */
+  explainList(
+    table: TableDescriptor,
+    query: ListQuery,
+  ): { sql: string; params: unknown[]; plan: QueryPlanRow[] } {
+    const { sql, params } = this.listSql(table, query);
+    const plan = this.database()
+      .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+      .all(params) as { id: number; parent: number; detail: string }[];
+    return { sql, params, plan: plan.map(({ id, parent, detail }) => ({ id, parent, detail })) };
+  }
+
+  /**
+   * Diagnostic API: the settings in force on the connection (read back from SQLite) and the
+   * number of cached list/count statements. Not part of the `StorageDriver` contract.
+   */
+  diagnostics(): SqliteDiagnostics {
+    const db = this.database();
+    const synchronous = Number(db.pragma('synchronous', { simple: true }));
+    return {
+      journalMode: String(db.pragma('journal_mode', { simple: true })),
+      synchronous: (['OFF', 'NORMAL', 'FULL', 'EXTRA'] as const)[synchronous] ?? 'OFF',
+      busyTimeoutMs: Number(db.pragma('busy_timeout', { simple: true })),
+      cachedQueries: this.queryCache.size,
+    };
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  private connect(): Database.Database {
+    if (this.closed) throw new StorageUnavailableError('the SQLite driver is closed');
+    if (this.db !== undefined) return this.db;
+    if (!this.memory) mkdirSync(dirname(resolve(this.filename)), { recursive: true });
+    const db = new Database(this.filename, { timeout: this.busyTimeoutMs });
+    try {
+      if (!this.memory) db.pragma('journal_mode = WAL');
+      db.pragma(`synchronous = ${this.synchronous}`);
+      db.function(DECIMAL_KEY_FUNCTION, { deterministic: true }, (value: unknown) =>
+        typeof value === 'string' || typeof value === 'number'
+          ? (decimalSortKey(value) ?? null)
+          : null,
+      );
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+    this.db = db;
+    return db;
+  }
+
+  private database(): Database.Database {
+    if (this.db === undefined) {
+      throw new StorageUnavailableError(
+        this.closed ? 'the SQLite driver is closed' : 'the SQLite driver is not open',
+      );
+    }
+    return this.db;
+  }
+
+  private shared(): NonNullable<SqliteDriver['statements']> {
+    if (this.statements === undefined) this.database();
+    return this.statements!;
+  }
+
+  private state(table: TableDescriptor): TableState {
+    const state = this.tables.get(table.table);
+    if (state === undefined) {
+      this.database();
+      throw new Error(`SQLite driver: table ${table.table} was not passed to open()`);
+    }
+    return state;
+  }
+
+  /** A cached list/count statement (LRU by SQL text). */
+  private cached(sql: string, raw: boolean): Statement {
+    let statement = this.queryCache.get(sql);
+    if (statement !== undefined) {
+      this.queryCache.delete(sql);
+    } else {
+      statement = this.database().prepare(sql);
+      if (raw) statement.raw(true);
+      if (this.queryCache.size >= QUERY_CACHE_SIZE) {
+        const oldest = this.queryCache.keys().next();
+        if (oldest.done !== true) this.queryCache.delete(oldest.value);
+      }
+    }
+    this.queryCache.set(sql, statement);
+    return statement;
+  }
+
+  private prepareShared(db: Database.Database): void {
+    if (this.statements !== undefined) return;
+    const activity = quoteIdentifier(ACTIVITY_TABLE);
+    const touch = (column: string): Statement =>
+      db.prepare(
+        `INSERT INTO ${activity} (entity, ${column}) VALUES (?, ?) ` +
+          `ON CONFLICT (entity) DO UPDATE SET ${column} = ` +
+          `max(coalesce(${column}, excluded.${column}), excluded.${column})`,
+      );
+    this.statements = {
+      ping: db.prepare('SELECT 1'),
+      activity: db
+        .prepare(`SELECT entity, last_create_ms, last_update_ms, last_delete_ms FROM ${activity}`)
+        .raw(true),
+      touchCreate: touch('last_create_ms'),
+      touchUpdate: touch('last_update_ms'),
+      touchDelete: touch('last_delete_ms'),
+    };
+  }
+
+  private prepareTable(db: Database.Database, layout: TableLayout): TableState {
+    const { tableSql, descriptor } = layout;
+    const entity = descriptor.entity;
+    const shared = this.statements!;
+    const select = layout.selectList();
+    const where = layout.keyCondition();
+    const writeColumns = layout.writeColumns.map(quoteIdentifier);
+    const version = quoteIdentifier(VERSION_COLUMN);
+    const updated = quoteIdentifier(UPDATED_COLUMN);
+    const created = quoteIdentifier(CREATED_COLUMN);
+    const returning = select.replaceAll(`${tableSql}.`, '');
+
+    const get = db.prepare(`SELECT ${select} FROM ${tableSql} WHERE ${where}`).raw(true);
+    const insert = db.prepare(
+      `INSERT INTO ${tableSql} (${[...writeColumns, created, updated, version].join(', ')}) ` +
+        `VALUES (${writeColumns.map(() => '?').join(', ')}, ?, ?, 1)`,
+    );
+    const update = db.prepare(
+      `UPDATE ${tableSql} SET ${writeColumns.map((c) => `${c} = ?`).join(', ')}, ` +
+        `${updated} = ?, ${version} = ${version} + 1 WHERE ${where} AND ${version} = ?`,
+    );
+    const del = db.prepare(`DELETE FROM ${tableSql} WHERE ${where} RETURNING ${returning}`).raw(true);
+    const deleteVersion = db
+      .prepare(`DELETE FROM ${tableSql} WHERE ${where} AND ${version} = ? RETURNING ${returning}`)
+      .raw(true);
+
+    const insertMany = db.transaction((records: readonly StoredFields[], now: number) => {
+      const width = layout.writeColumns.length;
+      const params: unknown[] = new Array<unknown>(width + 2).fill(now);
+      for (let i = 0; i < records.length; i++) {
+        layout.writeParams(records[i]!, params);
+        try {
+          insert.run(params);
+        } catch (error) {
+          if (isPrimaryKeyViolation(error)) {
+            throw new DuplicateKeyError(descriptor.table, i, { cause: error });
+          }
+          throw error;
+        }
+      }
+      shared.touchCreate.run(entity, now);
+    });
+    const updateOne = db.transaction((params: unknown[], now: number): number => {
+      const { changes } = update.run(params);
+      if (changes > 0) shared.touchUpdate.run(entity, now);
+      return changes;
+    });
+    const deleteOne = db.transaction(
+      (statement: Statement, params: unknown[], now: number): Row | undefined => {
+        const row = statement.get(params) as Row | undefined;
+        if (row !== undefined) shared.touchDelete.run(entity, now);
+        return row;
+      },
+    );
+    return { layout, get, insert, update, delete: del, deleteVersion, insertMany, updateOne, deleteOne };
+  }
+}
+
+function toStored(layout: TableLayout, row: Row): StoredRecord {
+  const n = layout.columns.length;
+  return {
+    record: layout.decode(row),
+    version: row[n] as number,
+    createdAt: row[n + 1] as number,
+    updatedAt: row[n + 2] as number,
+  };
+}
+
+function checkTime(now: number): number {
+  if (!Number.isSafeInteger(now)) throw new TypeError(`Write time must be integer milliseconds, got ${now}`);
+  return now;
+}
+
+/** Fails clearly when a table created by an older schema lacks columns (there are no migrations). */
+function checkColumns(db: Database.Database, layout: TableLayout): void {
+  const present = new Set(
+    (db.prepare(`SELECT name FROM pragma_table_xinfo(?)`).pluck().all(layout.descriptor.table) as string[]).map(
+      (name) => name.toLowerCase(),
+    ),
+  );
+  const missing = layout.expectedColumns().filter((c) => !present.has(c.toLowerCase()));
+  if (missing.length > 0) {
+    throw new Error(
+      `SQLite table ${layout.descriptor.table} exists but lacks column(s) ${missing.join(', ')}; ` +
+        `it was created for another schema and entity-gen does not migrate tables`,
+    );
+  }
+}
+
+function sqliteCode(error: unknown): string | undefined {
+  if (error instanceof Database.SqliteError) return error.code;
+  return undefined;
+}
+
+function isPrimaryKeyViolation(error: unknown): boolean {
+  return sqliteCode(error) === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+/** Primary result codes meaning the database cannot be used right now (or at all). */
+const UNAVAILABLE = new Set([
+  'SQLITE_BUSY',
+  'SQLITE_LOCKED',
+  'SQLITE_IOERR',
+  'SQLITE_CANTOPEN',
+  'SQLITE_FULL',
+  'SQLITE_PROTOCOL',
+  'SQLITE_READONLY',
+  'SQLITE_CORRUPT',
+  'SQLITE_NOTADB',
+  'SQLITE_NOLFS',
+  'SQLITE_AUTH',
+]);
+
+/** SQLite errors meaning "storage unreachable" become `StorageUnavailableError`; others pass. */
+function mapError(error: unknown): unknown {
+  const code = sqliteCode(error);
+  if (code !== undefined) {
+    const primary = /^SQLITE_[A-Z]+/.exec(code)?.[0] ?? code;
+    if (UNAVAILABLE.has(primary)) {
+      return new StorageUnavailableError(`SQLite ${code}: ${(error as Error).message}`, { cause: error });
+    }
+    return error;
+  }
+  if (error instanceof Error && 'code' in error && typeof error.code === 'string') {
+    // mkdir of the database directory failed, and the like.
+    if (['EACCES', 'EPERM', 'EROFS', 'ENOSPC', 'ENOTDIR', 'EEXIST', 'EIO'].includes(error.code)) {
+      return new StorageUnavailableError(`${error.code}: ${error.message}`, { cause: error });
+    }
+  }
+  return error;
+}

@@ -1,0 +1,120 @@
+/** Options of the SQLite driver. */
+export interface SqliteOptions {
+  /** Path of the database file (relative to the working directory, or absolute), or `:memory:`. */
+  readonly filename: string;
+  /**
+   * `FULL` (default): an acknowledged write survives a power loss. `NORMAL`: in WAL mode a power
+   * loss may roll back the last transactions (never corrupts), for about twice the single-insert
+   * rate. When omitted, the environment variable `SQLITE_SYNCHRONOUS` decides, then `FULL`.
+   */
+  readonly synchronous?: SqliteSynchronous;
+  /** How long a write waits for another connection's lock before failing (default 5000 ms). */
+  readonly busyTimeoutMs?: number;
+}
+
+export type SqliteSynchronous = 'FULL' | 'NORMAL';
+
+export const DEFAULT_BUSY_TIMEOUT_MS = 5000;
+
+/**
+ * Parses a SQLite `DATABASE_URL`. Grammar:
+ *
+ * ```
+ * url    = scheme ":" target [ "?" query ]
+ * scheme = "sqlite"                         (case-insensitive)
+ * target = ":memory:"                       in-memory database, one per driver
+ *        | "//" path                        "//" is dropped: sqlite:///abs/x.db → /abs/x.db,
+ *                                           sqlite://data/x.db → data/x.db (there is no host)
+ *        | path                             sqlite:./data/service.db, sqlite:data.db,
+ *                                           sqlite:/var/lib/app/x.db
+ * query  = param *( "&" param )
+ * param  = "synchronous=" ( "FULL" | "NORMAL" )        (case-insensitive value)
+ *        | "busy_timeout=" milliseconds                (also "busyTimeoutMs=")
+ * ```
+ *
+ * A relative path is resolved against the working directory. The path is taken literally (no
+ * percent-decoding), so it cannot contain `?`; use the options object for such names. Any other
+ * scheme, an empty path or an unknown parameter is rejected with an `Error` (which names only the
+ * scheme, never the rest of the URL, so no password of another URL is logged).
+ */
+export function parseSqliteUrl(url: string): SqliteOptions {
+  const colon = url.indexOf(':');
+  const scheme = colon < 0 ? '' : url.slice(0, colon);
+  if (scheme.toLowerCase() !== 'sqlite') {
+    throw new Error(
+      `Unsupported database URL${scheme === '' ? '' : ` with scheme "${scheme}:"`}: expected ` +
+        `sqlite:<path>, sqlite:///<absolute path> or sqlite::memory:`,
+    );
+  }
+  let rest = url.slice(colon + 1);
+  let query = '';
+  const question = rest.indexOf('?');
+  if (question >= 0) {
+    query = rest.slice(question + 1);
+    rest = rest.slice(0, question);
+  }
+  if (rest.startsWith('//')) rest = rest.slice(2);
+  if (rest === '') {
+    throw new Error('Invalid SQLite URL: the database path is empty (use sqlite::memory: or sqlite:<path>)');
+  }
+  let synchronous: SqliteSynchronous | undefined;
+  let busyTimeoutMs: number | undefined;
+  if (query !== '') {
+    for (const pair of query.split('&')) {
+      if (pair === '') continue;
+      const eq = pair.indexOf('=');
+      const name = eq < 0 ? pair : pair.slice(0, eq);
+      const value = eq < 0 ? '' : pair.slice(eq + 1);
+      if (name === 'synchronous') {
+        synchronous = parseSynchronous(value, 'SQLite URL parameter synchronous');
+      } else if (name === 'busy_timeout' || name === 'busyTimeoutMs') {
+        busyTimeoutMs = parseTimeout(value, `SQLite URL parameter ${name}`);
+      } else {
+        throw new Error(
+          `Unknown SQLite URL parameter "${name}": expected synchronous or busy_timeout`,
+        );
+      }
+    }
+  }
+  return {
+    filename: rest,
+    ...(synchronous === undefined ? {} : { synchronous }),
+    ...(busyTimeoutMs === undefined ? {} : { busyTimeoutMs }),
+  };
+}
+
+/** Reads `FULL` / `NORMAL` (case-insensitive). */
+export function parseSynchronous(value: string, what: string): SqliteSynchronous {
+  const upper = value.trim().toUpperCase();
+  if (upper === 'FULL' || upper === 'NORMAL') return upper;
+  throw new Error(`${what} must be FULL or NORMAL, not ${JSON.stringify(value)}`);
+}
+
+function parseTimeout(value: string, what: string): number {
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) {
+    throw new Error(`${what} must be a whole number of milliseconds, not ${JSON.stringify(value)}`);
+  }
+  return Number(value);
+}
+
+/** Fills in defaults: `synchronous` from the option, then `SQLITE_SYNCHRONOUS`, then FULL. */
+export function resolveSqliteOptions(
+  options: SqliteOptions,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Required<SqliteOptions> {
+  if (typeof options.filename !== 'string' || options.filename === '') {
+    throw new Error('SQLite driver: filename must be a non-empty path or ":memory:"');
+  }
+  const fromEnv = env['SQLITE_SYNCHRONOUS'];
+  const synchronous =
+    options.synchronous !== undefined
+      ? parseSynchronous(options.synchronous, 'SQLite option synchronous')
+      : fromEnv !== undefined && fromEnv !== ''
+        ? parseSynchronous(fromEnv, 'SQLITE_SYNCHRONOUS')
+        : 'FULL';
+  const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+  if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0 || busyTimeoutMs > 2 ** 31 - 1) {
+    throw new Error(`SQLite option busyTimeoutMs must be a non-negative integer, not ${busyTimeoutMs}`);
+  }
+  return { filename: options.filename, synchronous, busyTimeoutMs };
+}

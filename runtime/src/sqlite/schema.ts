@@ -1,0 +1,236 @@
+import type { ColumnDescriptor, ColumnKind, StoredFields, TableDescriptor } from '../driver.js';
+import { quoteIdentifier } from '../sql/dialect.js';
+import { requireDecimalSortKey } from './decimal-key.js';
+import { decimalShadowColumn } from './dialect.js';
+
+/** Bookkeeping columns present in every entity table. */
+export const CREATED_COLUMN = '_eg_created_ms';
+export const UPDATED_COLUMN = '_eg_updated_ms';
+export const VERSION_COLUMN = '_eg_version';
+/** Table holding the last create/update/delete time of each entity. */
+export const ACTIVITY_TABLE = '_eg_activity';
+
+/**
+ * SQL type of each column kind. DECIMAL keeps its exact text; its numeric order lives in a
+ * hidden `_eg_dec_<field>` TEXT column (see `decimal-key.ts`). DATE and DATE_TIME are canonical
+ * ISO text, whose byte order is chronological. JSON is JSON text.
+ */
+export const SQLITE_COLUMN_TYPES: Readonly<Record<ColumnKind, string>> = {
+  text: 'TEXT',
+  integer: 'INTEGER',
+  double: 'REAL',
+  decimal: 'TEXT',
+  boolean: 'INTEGER',
+  date: 'TEXT',
+  datetime: 'TEXT',
+  json: 'TEXT',
+};
+
+type Encoder = (value: unknown) => unknown;
+type Decoder = (value: unknown) => unknown;
+
+/** Everything derived once per table: DDL, statement texts and value codecs. */
+export class TableLayout {
+  readonly tableSql: string;
+  readonly columns: readonly ColumnDescriptor[];
+  /** Field columns then shadow columns, as written by INSERT and UPDATE. */
+  readonly writeColumns: readonly string[];
+  /** Position of each key column in `columns`. */
+  readonly keyIndexes: readonly number[];
+  readonly keyEncoders: readonly Encoder[];
+  private readonly encoders: readonly Encoder[];
+  private readonly decoders: readonly Decoder[];
+  /** For each shadow column, the index of its DECIMAL field. */
+  private readonly shadowSources: readonly number[];
+  /** Field names that cannot be assigned with `record[name] = …`. */
+  private readonly unsafeNames: readonly boolean[];
+
+  constructor(readonly descriptor: TableDescriptor) {
+    this.tableSql = quoteIdentifier(descriptor.table);
+    this.columns = descriptor.columns;
+    const seen = new Set<string>();
+    const claim = (name: string, what: string): void => {
+      const folded = name.toLowerCase(); // SQLite column names are case-insensitive
+      if (seen.has(folded)) {
+        throw new Error(
+          `Table ${descriptor.table}: ${what} ${JSON.stringify(name)} clashes with another column ` +
+            `(SQLite column names are case-insensitive; ${CREATED_COLUMN}, ${UPDATED_COLUMN}, ` +
+            `${VERSION_COLUMN} and _eg_dec_* are reserved)`,
+        );
+      }
+      seen.add(folded);
+    };
+    for (const name of [CREATED_COLUMN, UPDATED_COLUMN, VERSION_COLUMN]) claim(name, 'column');
+    for (const column of this.columns) claim(column.name, 'field');
+    const shadowSources: number[] = [];
+    this.columns.forEach((column, index) => {
+      if (column.kind === 'decimal') {
+        claim(decimalShadowColumn(column.name), 'shadow column');
+        shadowSources.push(index);
+      }
+    });
+    this.shadowSources = shadowSources;
+    this.writeColumns = [
+      ...this.columns.map((c) => c.name),
+      ...shadowSources.map((i) => decimalShadowColumn(this.columns[i]!.name)),
+    ];
+    if (descriptor.key.length === 0) {
+      throw new Error(`Table ${descriptor.table} has no key columns`);
+    }
+    this.keyIndexes = descriptor.key.map((name) => {
+      const index = this.columns.findIndex((c) => c.name === name);
+      if (index < 0) throw new Error(`Table ${descriptor.table}: key column ${name} is not a field`);
+      return index;
+    });
+    this.encoders = this.columns.map((c) => encoderFor(descriptor.table, c));
+    this.decoders = this.columns.map((c) => decoderFor(c.kind));
+    this.keyEncoders = this.keyIndexes.map((i) => keyEncoderFor(this.columns[i]!.kind));
+    this.unsafeNames = this.columns.map((c) => c.name === '__proto__');
+  }
+
+  /** Statements that create the table and its indexes (idempotent). */
+  ddl(): string[] {
+    const { descriptor } = this;
+    const keys = new Set(descriptor.key);
+    const definitions = this.columns.map((c) => {
+      const notNull = c.required || keys.has(c.name) ? ' NOT NULL' : '';
+      return `${quoteIdentifier(c.name)} ${SQLITE_COLUMN_TYPES[c.kind]}${notNull}`;
+    });
+    for (const index of this.shadowSources) {
+      const c = this.columns[index]!;
+      const notNull = c.required || keys.has(c.name) ? ' NOT NULL' : '';
+      definitions.push(`${quoteIdentifier(decimalShadowColumn(c.name))} TEXT${notNull}`);
+    }
+    definitions.push(
+      `${quoteIdentifier(CREATED_COLUMN)} INTEGER NOT NULL`,
+      `${quoteIdentifier(UPDATED_COLUMN)} INTEGER NOT NULL`,
+      `${quoteIdentifier(VERSION_COLUMN)} INTEGER NOT NULL`,
+      `PRIMARY KEY (${descriptor.key.map(quoteIdentifier).join(', ')})`,
+    );
+    const statements = [
+      `CREATE TABLE IF NOT EXISTS ${this.tableSql} (\n  ${definitions.join(',\n  ')}\n) WITHOUT ROWID`,
+    ];
+    for (const column of this.columns) {
+      // An index on JSON text serves no query this driver builds; key columns have the PK.
+      if (!column.indexed || column.kind === 'json') continue;
+      if (descriptor.key[0] === column.name) continue;
+      const indexed = column.kind === 'decimal' ? decimalShadowColumn(column.name) : column.name;
+      statements.push(
+        `CREATE INDEX IF NOT EXISTS ${quoteIdentifier(indexName(descriptor.table, column.name))} ` +
+          `ON ${this.tableSql} (${quoteIdentifier(indexed)})`,
+      );
+    }
+    return statements;
+  }
+
+  /** Every column the table must have, for checking a table created by an older schema. */
+  expectedColumns(): string[] {
+    return [...this.writeColumns, CREATED_COLUMN, UPDATED_COLUMN, VERSION_COLUMN];
+  }
+
+  /** Select list: fields in declared order, then version, created, updated. */
+  selectList(): string {
+    return [
+      ...this.columns.map((c) => `${this.tableSql}.${quoteIdentifier(c.name)}`),
+      ...[VERSION_COLUMN, CREATED_COLUMN, UPDATED_COLUMN].map(
+        (c) => `${this.tableSql}.${quoteIdentifier(c)}`,
+      ),
+    ].join(', ');
+  }
+
+  /** `"k1" = ? AND "k2" = ?` */
+  keyCondition(): string {
+    return this.descriptor.key.map((k) => `${quoteIdentifier(k)} = ?`).join(' AND ');
+  }
+
+  /**
+   * Writes the parameters of the write columns of a record (fields then shadow keys) into
+   * `into` from position `at`; returns the position after them.
+   */
+  writeParams(record: StoredFields, into: unknown[], at = 0): number {
+    const { columns, encoders, shadowSources } = this;
+    let p = at;
+    for (let i = 0; i < columns.length; i++) {
+      into[p++] = encoders[i]!(record[columns[i]!.name]);
+    }
+    for (let s = 0; s < shadowSources.length; s++) {
+      const index = shadowSources[s]!;
+      const value = record[columns[index]!.name];
+      into[p++] =
+        value === undefined || value === null
+          ? null
+          : requireDecimalSortKey(value, `${this.descriptor.table}.${columns[index]!.name}`);
+    }
+    return p;
+  }
+
+  /** Encoded key values, checked for arity. */
+  keyParams(key: readonly unknown[], into: unknown[]): void {
+    const { keyEncoders } = this;
+    if (key.length !== keyEncoders.length) {
+      throw new Error(
+        `Table ${this.descriptor.table}: expected ${keyEncoders.length} key values, got ${key.length}`,
+      );
+    }
+    for (let i = 0; i < keyEncoders.length; i++) into.push(keyEncoders[i]!(key[i]));
+  }
+
+  /** A record from a raw row (fields in declared order; NULL columns omitted). */
+  decode(row: readonly unknown[]): Record<string, unknown> {
+    const { columns, decoders, unsafeNames } = this;
+    const record: Record<string, unknown> = {};
+    for (let i = 0; i < columns.length; i++) {
+      const value = row[i];
+      if (value === null || value === undefined) continue;
+      if (unsafeNames[i]) {
+        Object.defineProperty(record, columns[i]!.name, {
+          value: decoders[i]!(value),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      } else {
+        record[columns[i]!.name] = decoders[i]!(value);
+      }
+    }
+    return record;
+  }
+}
+
+function indexName(table: string, column: string): string {
+  return `${table}__${column}__idx`;
+}
+
+function keyEncoderFor(kind: ColumnKind): Encoder {
+  if (kind === 'boolean') return (v) => (v === true ? 1 : v === false ? 0 : v);
+  return (v) => v;
+}
+
+function encoderFor(table: string, column: ColumnDescriptor): Encoder {
+  const what = `${table}.${column.name}`;
+  switch (column.kind) {
+    case 'boolean':
+      return (v) => {
+        if (v === undefined || v === null) return null;
+        if (typeof v !== 'boolean') throw new TypeError(`${what}: expected a boolean, got ${typeof v}`);
+        return v ? 1 : 0;
+      };
+    case 'json':
+      return (v) => (v === undefined || v === null ? null : JSON.stringify(v));
+    case 'decimal':
+      return (v) => (v === undefined || v === null ? null : typeof v === 'number' ? String(v) : v);
+    default:
+      return (v) => (v === undefined ? null : v);
+  }
+}
+
+function decoderFor(kind: ColumnKind): Decoder {
+  switch (kind) {
+    case 'boolean':
+      return (v) => v !== 0 && v !== 0n;
+    case 'json':
+      return (v) => JSON.parse(v as string) as unknown;
+    default:
+      return (v) => v;
+  }
+}

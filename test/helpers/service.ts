@@ -1,0 +1,54 @@
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { ServiceApp, ServiceOptions, StorageDriver, TableDescriptor } from '@entity-gen/runtime';
+import { createLogger } from '@entity-gen/runtime';
+import { SqliteDriver } from '@entity-gen/runtime/sqlite';
+import { fixtureNamed, generateFixtureInto } from './generate.js';
+import { serve, type TestServer } from './http.js';
+
+/** The modules of a generated service that tests use. */
+interface GeneratedModules {
+  readonly createApp: (options: ServiceOptions) => ServiceApp;
+  readonly tables: readonly TableDescriptor[];
+}
+
+/** A generated service booted on a driver and served over HTTP. */
+export interface BootedService extends TestServer {
+  readonly driver: StorageDriver;
+  readonly tables: readonly TableDescriptor[];
+  readonly createApp: (options: ServiceOptions) => ServiceApp;
+}
+
+/** Loads the TypeScript sources of a service generated into `dir` (vitest transpiles them). */
+export async function loadGenerated(dir: string): Promise<GeneratedModules> {
+  const app = (await import(pathToFileURL(join(dir, 'src', 'app.ts')).href)) as Pick<GeneratedModules, 'createApp'>;
+  const service = (await import(pathToFileURL(join(dir, 'src', 'service.ts')).href)) as Pick<GeneratedModules, 'tables'>;
+  return { createApp: app.createApp, tables: service.tables };
+}
+
+/** Generates a fixture, opens `driver` (SQLite in memory by default) and serves the app. */
+export async function bootFixture(
+  fixture: string,
+  options: { driver?: StorageDriver; folder?: string; bodyLimit?: number } = {},
+): Promise<BootedService> {
+  const dir = await generateFixtureInto(fixtureNamed(fixture), options.folder ?? `e2e-${fixture}`);
+  const { createApp, tables } = await loadGenerated(dir);
+  const driver = options.driver ?? new SqliteDriver({ filename: ':memory:' });
+  await driver.open(tables);
+  const app = createApp({
+    driver,
+    logger: createLogger({ level: 'silent' }),
+    ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit }),
+  });
+  const server = await serve(app.callback());
+  return {
+    ...server,
+    driver,
+    tables,
+    createApp,
+    close: async () => {
+      await server.close();
+      await driver.close();
+    },
+  };
+}

@@ -1,0 +1,207 @@
+/**
+ * One row per validation rule: a small YAML entity and the diagnostics it must give, as
+ * `line:col CODE`. Full messages are pinned by the golden fixtures under fixtures/invalid.
+ */
+import { describe, expect, it } from 'vitest';
+import { loadSchemas } from '../../cli/schema/index.js';
+
+/** Wraps field lines (already indented for a fields list) into an entity PRODUCT keyed by id. */
+function entityWith(fieldLines: string[], entityLines: string[] = []): string {
+  return [
+    'type: ENTITY',
+    'entity:',
+    '  name: PRODUCT',
+    '  lk: [id]',
+    ...entityLines,
+    '  fields:',
+    '    - {name: id, type: STRING}',
+    ...fieldLines,
+  ].join('\n');
+}
+
+/** `line:col CODE` of every diagnostic for one YAML file. */
+function problems(text: string): string[] {
+  return loadSchemas([{ file: 's.yaml', text }]).diagnostics.map(
+    (d) => `${d.line}:${d.column} ${d.code}`,
+  );
+}
+
+describe('validation rules', () => {
+  it.each<[string, { given: string; want: string[] }]>([
+    ['a valid entity', { given: entityWith([]), want: [] }],
+    ['field without type', { given: entityWith(['    - {name: x}']), want: ['7:7 MISSING_KEY'] }],
+    [
+      'array element without type',
+      {
+        given: entityWith(['    - {name: x, type: ARRAY, array: {}}']),
+        want: ['7:37 MISSING_KEY'],
+      },
+    ],
+    [
+      'index: false on an inner field is fine',
+      {
+        given: entityWith([
+          '    - {name: o, type: OBJECT, object: {fields: [{name: a, type: STRING, index: false}]}}',
+        ]),
+        want: [],
+      },
+    ],
+    [
+      'index: true on a GEOHASH_LOCATION',
+      {
+        given: entityWith(['    - {name: g, type: GEOHASH_LOCATION, index: true}']),
+        want: ['7:48 INVALID_INDEX'],
+      },
+    ],
+    [
+      'empty enum value',
+      {
+        given: entityWith(['    - {name: e, type: ENUM, enums: [A, ""]}']),
+        want: ['7:40 INVALID_VALUE'],
+      },
+    ],
+    [
+      'empty select value',
+      {
+        given: entityWith(['    - {name: s, type: SELECT, select: {elems: [{value: ""}]}}']),
+        want: ['7:56 INVALID_VALUE'],
+      },
+    ],
+    [
+      'unknown key in select',
+      {
+        given: entityWith([
+          '    - {name: s, type: SELECT, select: {elemz: [], elems: [{value: a}]}}',
+        ]),
+        want: ['7:40 UNKNOWN_KEY'],
+      },
+    ],
+    [
+      'entityRef without entity',
+      {
+        given: entityWith(['    - {name: r, type: ENTITY_REF, entityRef: {}}']),
+        want: ['7:46 MISSING_KEY'],
+      },
+    ],
+    [
+      'any without typeField',
+      { given: entityWith(['    - {name: a, type: ANY, any: {}}']), want: ['7:33 MISSING_KEY'] },
+    ],
+    [
+      'any.typeField in an array element names a sibling of the array',
+      {
+        given: entityWith([
+          '    - {name: kind, type: STRING}',
+          '    - {name: vals, type: ARRAY, array: {type: ANY, any: {typeField: kind}}}',
+        ]),
+        want: [],
+      },
+    ],
+    [
+      'ENTITY_REF to a missing entity',
+      {
+        given: entityWith(['    - {name: r, type: ENTITY_REF, entityRef: {entity: NOPE}}']),
+        want: ['7:55 UNKNOWN_ENTITY_REF'],
+      },
+    ],
+    [
+      'type config key of another type',
+      {
+        given: entityWith(['    - {name: s, type: STRING, object: {fields: []}}']),
+        want: ['7:31 INVALID_VALUE'],
+      },
+    ],
+    [
+      'separator with % and ?',
+      { given: entityWith([], ['  lkSeparator: "%?"']), want: ['5:16 INVALID_SEPARATOR'] },
+    ],
+    [
+      'single record with a composite key',
+      {
+        given: entityWith(
+          ['    - {name: part, type: STRING}'],
+          ['  singleRecord: true', '  lk: [id, part]', '  lkValue: only'],
+        ).replace('  lk: [id]\n', ''),
+        want: [],
+      },
+    ],
+    [
+      'tree parent is the key field',
+      {
+        given: entityWith([], ['  tree: {enabled: true, parentField: id}']),
+        want: ['5:38 INVALID_TREE'],
+      },
+    ],
+    [
+      'tree without parentField and no parent field',
+      { given: entityWith([], ['  tree: {enabled: true}']), want: ['5:9 INVALID_TREE'] },
+    ],
+    [
+      'disabled tree is not checked',
+      { given: entityWith([], ['  tree: {enabled: false, parentField: nope}']), want: [] },
+    ],
+    [
+      'unknown key in tree',
+      { given: entityWith([], ['  tree: {enabeld: true}']), want: ['5:10 UNKNOWN_KEY'] },
+    ],
+    [
+      'mapping key that is not a string',
+      {
+        given: entityWith(['    - {name: x, type: STRING, [a]: 1}']),
+        want: ['7:31 INVALID_VALUE'],
+      },
+    ],
+    [
+      '.inf is not JSON',
+      {
+        given: entityWith([
+          '    - {name: e, type: SELECT, select: {elems: [{value: a, driveFields: .inf}]}}',
+        ]),
+        want: ['7:72 INVALID_VALUE'],
+      },
+    ],
+    [
+      'unresolved YAML tag',
+      { given: entityWith(['    - {name: x, type: !custom STRING}']), want: ['7:23 PARSE_ERROR'] },
+    ],
+    [
+      'recursive alias',
+      {
+        given: entityWith(['    - &f {name: x, type: OBJECT, object: {fields: [*f]}}']),
+        want: ['7:52 PARSE_ERROR'],
+      },
+    ],
+    [
+      'document type that is not a string',
+      { given: 'type: [ENTITY]\nentity: {}', want: ['1:7 NOT_AN_ENTITY'] },
+    ],
+  ])('%s', (_name, { given, want }) => {
+    expect(problems(given)).toEqual(want);
+  });
+
+  it('stops alias expansion that would explode ("billion laughs")', () => {
+    const lines = ['a0: &a0 [x, x, x, x, x, x, x, x, x, x]'];
+    for (let level = 1; level <= 6; level++) {
+      lines.push(
+        `a${level}: &a${level} [${Array(10)
+          .fill(`*a${level - 1}`)
+          .join(', ')}]`,
+      );
+    }
+    const codes = loadSchemas([{ file: 'bomb.yaml', text: lines.join('\n') }]).diagnostics.map(
+      (d) => d.code,
+    );
+    expect(codes).toContain('PARSE_ERROR');
+  });
+
+  it('reports an invalid file without hiding problems in the other files', () => {
+    const { diagnostics } = loadSchemas([
+      { file: 'a.json', text: '{' },
+      { file: 'b.yaml', text: entityWith(['    - {name: x, type: TEXT}']) },
+    ]);
+    expect(diagnostics.map((d) => `${d.file} ${d.code}`)).toEqual([
+      'a.json PARSE_ERROR',
+      'b.yaml UNKNOWN_TYPE',
+    ]);
+  });
+});
