@@ -18,7 +18,10 @@ interface GenerateFlags {
 }
 
 /** Builds the command-line program; `main` runs it. Exposed for tests. */
-export function createProgram(io: { out: (text: string) => void; err: (text: string) => void }): Command {
+export function createProgram(io: {
+  out: (text: string) => void;
+  err: (text: string) => void;
+}): Command {
   const program = new Command();
   program
     .name('entity-gen')
@@ -70,17 +73,24 @@ export function createProgram(io: { out: (text: string) => void; err: (text: str
       const normalized = normalize(loaded.entities);
       if (reportDiagnostics(normalized.diagnostics, io)) return;
       const count = loaded.entities.length;
-      io.out(`${sources.length} ${sources.length === 1 ? 'file' : 'files'} OK: ${count} ${count === 1 ? 'entity' : 'entities'}.\n`);
+      io.out(
+        `${sources.length} ${sources.length === 1 ? 'file' : 'files'} OK: ${count} ${count === 1 ? 'entity' : 'entities'}.\n`,
+      );
     });
 
   return program;
 }
 
 /** Prints diagnostics and marks the run as failed; returns whether there were any. */
-function reportDiagnostics(diagnostics: readonly Diagnostic[], io: { err: (text: string) => void }): boolean {
+function reportDiagnostics(
+  diagnostics: readonly Diagnostic[],
+  io: { err: (text: string) => void },
+): boolean {
   if (diagnostics.length === 0) return false;
   for (const diagnostic of diagnostics) io.err(`${formatDiagnostic(diagnostic)}\n`);
-  io.err(`${diagnostics.length} ${diagnostics.length === 1 ? 'problem' : 'problems'} found; nothing was written.\n`);
+  io.err(
+    `${diagnostics.length} ${diagnostics.length === 1 ? 'problem' : 'problems'} found; nothing was written.\n`,
+  );
   process.exitCode = EXIT_INVALID;
   return true;
 }

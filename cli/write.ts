@@ -11,7 +11,10 @@ export interface WriteSummary {
 }
 
 /** Compares generated files with the output folder without writing anything. */
-export async function planWrite(outputDir: string, files: readonly GeneratedFile[]): Promise<WriteSummary> {
+export async function planWrite(
+  outputDir: string,
+  files: readonly GeneratedFile[],
+): Promise<WriteSummary> {
   const created: string[] = [];
   const updated: string[] = [];
   const unchanged: string[] = [];
@@ -29,7 +32,10 @@ export async function planWrite(outputDir: string, files: readonly GeneratedFile
  * target; only when all are staged are they renamed into place, so a failure while writing (disk
  * full, permissions) leaves the output folder as it was.
  */
-export async function writeFiles(outputDir: string, files: readonly GeneratedFile[]): Promise<WriteSummary> {
+export async function writeFiles(
+  outputDir: string,
+  files: readonly GeneratedFile[],
+): Promise<WriteSummary> {
   const summary = await planWrite(outputDir, files);
   const changed = new Set([...summary.created, ...summary.updated]);
   const suffix = `.entity-gen-${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
@@ -58,7 +64,8 @@ async function readIfExists(path: string): Promise<string | undefined> {
   try {
     return await readFile(path, 'utf8');
   } catch (error) {
-    if (isNodeError(error) && (error.code === 'ENOENT' || error.code === 'ENOTDIR')) return undefined;
+    if (isNodeError(error) && (error.code === 'ENOENT' || error.code === 'ENOTDIR'))
+      return undefined;
     throw error;
   }
 }

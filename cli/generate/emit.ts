@@ -31,7 +31,10 @@ const SERVICE_DEPENDENCIES = {
 };
 
 /** Emits every file of the service from the model: templates and json-schema-to-typescript. */
-export async function emitService(model: SchemaModel, options: EmitOptions): Promise<EmittedFile[]> {
+export async function emitService(
+  model: SchemaModel,
+  options: EmitOptions,
+): Promise<EmittedFile[]> {
   const templates = loadTemplates();
   const all = model.sourceFiles;
   const files: EmittedFile[] = [];
@@ -41,7 +44,11 @@ export async function emitService(model: SchemaModel, options: EmitOptions): Pro
     const sources = [entity.sourceFile];
     files.push(
       { path: `${dir}/types.ts`, contents: await emitEntityTypes(entity, project), sources },
-      { path: `${dir}/definition.ts`, contents: templates.entityDefinition(definitionView(entity)), sources },
+      {
+        path: `${dir}/definition.ts`,
+        contents: templates.entityDefinition(definitionView(entity)),
+        sources,
+      },
       { path: `${dir}/routes.ts`, contents: templates.entityRoutes(entity), sources },
     );
   }
@@ -93,7 +100,8 @@ export function headerLine(model: SchemaModel, sources: readonly string[]): stri
 /** The command that regenerates the service, as the user would type it. */
 export function regenerateCommand(options: EmitOptions): string {
   const schemas = options.schemaFiles.map(shellWord).join(' ');
-  const runtime = options.runtimeSpec === undefined ? '' : ` --runtime-spec ${shellWord(options.runtimeSpec)}`;
+  const runtime =
+    options.runtimeSpec === undefined ? '' : ` --runtime-spec ${shellWord(options.runtimeSpec)}`;
   return `npx entity-gen generate ${schemas} -o ${shellWord(options.outputDir)}${runtime}`;
 }
 

@@ -25,16 +25,23 @@ export interface GenerateResult {
  * The whole generator as a pure function: load → validate → normalize → emit → format. Returns
  * every file sorted by path, or the diagnostics and no files. Never touches the disk.
  */
-export async function generate(sources: readonly SchemaSource[], options: EmitOptions): Promise<GenerateResult> {
+export async function generate(
+  sources: readonly SchemaSource[],
+  options: EmitOptions,
+): Promise<GenerateResult> {
   const loaded = loadSchemas(sources);
-  if (loaded.diagnostics.length > 0) return { files: [], diagnostics: loaded.diagnostics, model: undefined };
+  if (loaded.diagnostics.length > 0)
+    return { files: [], diagnostics: loaded.diagnostics, model: undefined };
   const { model, diagnostics } = normalize(loaded.entities);
   if (model === undefined) return { files: [], diagnostics, model: undefined };
   const emitted = await emitService(model, options);
   const files = await Promise.all(
     emitted.map(async (file) => ({
       path: file.path,
-      contents: await formatFile(file.path, withHeader(file.path, file.contents, headerLine(model, file.sources), options)),
+      contents: await formatFile(
+        file.path,
+        withHeader(file.path, file.contents, headerLine(model, file.sources), options),
+      ),
     })),
   );
   return { files, diagnostics: [], model };
@@ -43,7 +50,8 @@ export async function generate(sources: readonly SchemaSource[], options: EmitOp
 /** Adds the "generated, do not edit" header in the comment syntax of the file type. */
 function withHeader(path: string, contents: string, header: string, options: EmitOptions): string {
   const command = `Regenerate: ${regenerateCommand(options)}`;
-  if (path.endsWith('.ts') || path.endsWith('tsconfig.json')) return `// ${header}\n// ${command}\n\n${contents}`;
+  if (path.endsWith('.ts') || path.endsWith('tsconfig.json'))
+    return `// ${header}\n// ${command}\n\n${contents}`;
   if (path.endsWith('.md')) return `<!-- ${header} -->\n<!-- ${command} -->\n\n${contents}`;
   // package.json carries the header in its "//" property (JSON has no comments).
   return contents;

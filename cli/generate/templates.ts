@@ -30,7 +30,8 @@ let cached: Templates | undefined;
 export function loadTemplates(): Templates {
   if (cached !== undefined) return cached;
   const handlebars = Handlebars.create();
-  for (const [name, helper] of Object.entries(templateHelpers)) handlebars.registerHelper(name, helper);
+  for (const [name, helper] of Object.entries(templateHelpers))
+    handlebars.registerHelper(name, helper);
   const dir = join(packageRoot(), 'templates');
   const read = (file: string): string => readFileSync(join(dir, file), 'utf8');
   handlebars.registerPartial('readField', read('entity/read-field.hbs'));

@@ -17,9 +17,17 @@ export async function emitEntityTypes(entity: EntityModel, project: Project): Pr
     additionalProperties: false,
     declareExternallyReferenced: true,
   } as const;
-  const about = [entity.displayName, entity.description].filter((text) => text !== undefined).join('\n\n');
+  const about = [entity.displayName, entity.description]
+    .filter((text) => text !== undefined)
+    .join('\n\n');
   const record = await compile(
-    objectSchema(entity, entity.fields, 'record', entity.typeName, about === '' ? `A stored ${entity.name} record.` : about),
+    objectSchema(
+      entity,
+      entity.fields,
+      'record',
+      entity.typeName,
+      about === '' ? `A stored ${entity.name} record.` : about,
+    ),
     entity.typeName,
     options,
   );
@@ -34,7 +42,9 @@ export async function emitEntityTypes(entity: EntityModel, project: Project): Pr
     `${entity.typeName}Input`,
     options,
   );
-  const file = project.createSourceFile(`${entity.fileName}/types.ts`, `${record}\n${input}`, { overwrite: true });
+  const file = project.createSourceFile(`${entity.fileName}/types.ts`, `${record}\n${input}`, {
+    overwrite: true,
+  });
   if (usesGeohash(entity.fields)) {
     file.insertImportDeclaration(0, {
       isTypeOnly: true,
@@ -81,7 +91,9 @@ function objectSchema(
 
 function fieldSchema(entity: EntityModel, field: FieldModel, shape: Shape): JSONSchema {
   const schema = typeSchema(entity, field, shape);
-  const description = [field.displayName, field.description].filter((text) => text !== undefined).join('\n\n');
+  const description = [field.displayName, field.description]
+    .filter((text) => text !== undefined)
+    .join('\n\n');
   return description === '' ? schema : { ...schema, description };
 }
 
@@ -99,7 +111,9 @@ function typeSchema(entity: EntityModel, model: TypeModel, shape: Shape): JSONSc
     case 'DECIMAL':
       return input ? { type: ['string', 'number'] } : { type: 'string' };
     case 'BOOL':
-      return input ? { anyOf: [{ type: 'boolean' }, { type: 'string', enum: ['true', 'false'] }] } : { type: 'boolean' };
+      return input
+        ? { anyOf: [{ type: 'boolean' }, { type: 'string', enum: ['true', 'false'] }] }
+        : { type: 'boolean' };
     case 'ENUM':
       // Input matches case-insensitively, so any string may be sent.
       return input ? { type: 'string' } : { type: 'string', enum: [...(model.values ?? [])] };
@@ -110,7 +124,12 @@ function typeSchema(entity: EntityModel, model: TypeModel, shape: Shape): JSONSc
     case 'DICTIONARY':
       return {
         type: 'object',
-        additionalProperties: objectSchema(entity, model.fields ?? [], shape, nestedTitle(model, shape)),
+        additionalProperties: objectSchema(
+          entity,
+          model.fields ?? [],
+          shape,
+          nestedTitle(model, shape),
+        ),
       };
     case 'ARRAY':
       if (model.element === undefined) throw new Error('ARRAY without element');
@@ -118,7 +137,8 @@ function typeSchema(entity: EntityModel, model: TypeModel, shape: Shape): JSONSc
     case 'ANY':
       return {};
     case 'ENTITY_REF':
-      if (model.converter === 'toRefInteger') return input ? { type: ['number', 'string'] } : { type: 'number' };
+      if (model.converter === 'toRefInteger')
+        return input ? { type: ['number', 'string'] } : { type: 'number' };
       return { type: 'string' };
     case 'GEOHASH_LOCATION':
       return input
@@ -126,7 +146,11 @@ function typeSchema(entity: EntityModel, model: TypeModel, shape: Shape): JSONSc
             type: 'object',
             additionalProperties: false,
             required: ['lat', 'lng'],
-            properties: { lat: { type: 'number' }, lng: { type: 'number' }, geohash: { type: 'string' } },
+            properties: {
+              lat: { type: 'number' },
+              lng: { type: 'number' },
+              geohash: { type: 'string' },
+            },
           }
         : { tsType: 'GeohashLocation' };
   }

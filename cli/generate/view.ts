@@ -44,7 +44,12 @@ export function definitionView(entity: EntityModel): object {
     ...(compositeKey ? ['checkKeyPart'] : []),
     ...(entity.objectReaders.length > 0 ? ['toObjectBody'] : []),
   ];
-  const types = ['EntityDefinition', 'Issue', 'TableDescriptor', ...(entity.objectReaders.length > 0 ? ['IssuePath'] : [])];
+  const types = [
+    'EntityDefinition',
+    'Issue',
+    'TableDescriptor',
+    ...(entity.objectReaders.length > 0 ? ['IssuePath'] : []),
+  ];
   const runtimeImports = [...values, ...types.map((name) => `type ${name}`)].sort((a, b) =>
     compareIgnoringCase(a.replace(/^type /, ''), b.replace(/^type /, '')),
   );
@@ -64,7 +69,9 @@ export function definitionView(entity: EntityModel): object {
     compositeKey,
     firstKey: entity.lk[0],
     runtimeImports,
-    typeImports: [entity.typeName, ...entity.objectReaders.map((reader) => reader.typeName)].sort().join(', '),
+    typeImports: [entity.typeName, ...entity.objectReaders.map((reader) => reader.typeName)]
+      .sort()
+      .join(', '),
     fieldInfo: JSON.stringify(fieldInfoOf(entity.fields)),
   };
 }
@@ -79,7 +86,10 @@ function allFields(fields: readonly FieldModel[]): FieldModel[] {
 }
 
 function nestedFields(model: TypeModel): readonly FieldModel[] {
-  return [...(model.fields ?? []), ...(model.element === undefined ? [] : nestedFields(model.element))];
+  return [
+    ...(model.fields ?? []),
+    ...(model.element === undefined ? [] : nestedFields(model.element)),
+  ];
 }
 
 interface FieldInfoJson {
@@ -100,7 +110,8 @@ function fieldInfoOf(fields: readonly FieldModel[]): Record<string, FieldInfoJso
 
 function typeInfo(model: TypeModel): FieldInfoJson {
   const info: FieldInfoJson = { type: model.type };
-  if (model.type === 'OBJECT' && model.fields !== undefined) info.fields = fieldInfoOf(model.fields);
+  if (model.type === 'OBJECT' && model.fields !== undefined)
+    info.fields = fieldInfoOf(model.fields);
   if (model.element !== undefined) info.element = typeInfo(model.element);
   if (model.converter === 'toRefInteger') info.integerRef = true;
   if (model.values !== undefined) info.values = model.values;

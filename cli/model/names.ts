@@ -49,5 +49,7 @@ export function variableName(fieldName: string): string {
 
 /** A property access that works for any field name: `body.price`. */
 export function propertyAccess(object: string, name: string): string {
-  return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? `${object}.${name}` : `${object}[${JSON.stringify(name)}]`;
+  return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name)
+    ? `${object}.${name}`
+    : `${object}[${JSON.stringify(name)}]`;
 }

@@ -72,7 +72,10 @@ export function normalize(entities: readonly LoadedEntity[]): {
   return { model: deepFreeze(model), diagnostics: [] };
 }
 
-function normalizeEntity(loaded: LoadedEntity, byName: ReadonlyMap<string, LoadedEntity>): EntityModel {
+function normalizeEntity(
+  loaded: LoadedEntity,
+  byName: ReadonlyMap<string, LoadedEntity>,
+): EntityModel {
   const doc = loaded.entity;
   const typeName = pascalCase(doc.name);
   const context: EntityContext = { typeName, byName, constants: [], readers: [], used: new Set() };
@@ -115,11 +118,18 @@ interface EntityContext {
   readonly used: Set<string>;
 }
 
-function fieldModel(field: FieldDoc, context: EntityContext, parents: readonly string[], isKey: boolean): FieldModel {
+function fieldModel(
+  field: FieldDoc,
+  context: EntityContext,
+  parents: readonly string[],
+  isKey: boolean,
+): FieldModel {
   const path = [...parents, field.name];
   const typeModel = typeModelOf(field, context, path);
   const columnKind =
-    field.type === 'ENTITY_REF' && typeModel.converter === 'toRefInteger' ? 'integer' : COLUMN_KINDS[field.type];
+    field.type === 'ENTITY_REF' && typeModel.converter === 'toRefInteger'
+      ? 'integer'
+      : COLUMN_KINDS[field.type];
   return {
     ...typeModel,
     name: field.name,
@@ -134,18 +144,30 @@ function fieldModel(field: FieldDoc, context: EntityContext, parents: readonly s
 }
 
 /** Builds the converter of a value, registering the constants and readers it needs. */
-function typeModelOf(config: TypeConfigDoc, context: EntityContext, path: readonly string[]): TypeModel {
+function typeModelOf(
+  config: TypeConfigDoc,
+  context: EntityContext,
+  path: readonly string[],
+): TypeModel {
   const stem = uniqueStem(context, `${context.typeName}${path.map(pascalCase).join('')}`);
   const scalar = SCALAR_CONVERTERS[config.type];
   if (scalar !== undefined) return { type: config.type, converter: scalar };
   switch (config.type) {
     case 'ENUM': {
       const values = config.enums ?? [];
-      return { type: 'ENUM', converter: addConstant(context, `to${stem}`, `enumConverter(${JSON.stringify(values)})`), values };
+      return {
+        type: 'ENUM',
+        converter: addConstant(context, `to${stem}`, `enumConverter(${JSON.stringify(values)})`),
+        values,
+      };
     }
     case 'SELECT': {
       const values = (config.select?.elems ?? []).map((elem) => elem.value);
-      return { type: 'SELECT', converter: addConstant(context, `to${stem}`, `selectConverter(${JSON.stringify(values)})`), values };
+      return {
+        type: 'SELECT',
+        converter: addConstant(context, `to${stem}`, `selectConverter(${JSON.stringify(values)})`),
+        values,
+      };
     }
     case 'OBJECT': {
       const fields = objectFields(config.object?.fields ?? [], context, path, stem);
@@ -158,15 +180,25 @@ function typeModelOf(config: TypeConfigDoc, context: EntityContext, path: readon
       return { type: 'DICTIONARY', converter, fields, objectType: `${stem}Entry` };
     }
     case 'ARRAY': {
-      if (config.array === undefined) throw new Error(`ARRAY at ${path.join('.')} has no element type`);
+      if (config.array === undefined)
+        throw new Error(`ARRAY at ${path.join('.')} has no element type`);
       const element = typeModelOf(config.array, context, [...path, 'item']);
-      return { type: 'ARRAY', converter: addConstant(context, `to${stem}`, `arrayOf(${element.converter})`), element };
+      return {
+        type: 'ARRAY',
+        converter: addConstant(context, `to${stem}`, `arrayOf(${element.converter})`),
+        element,
+      };
     }
     case 'ENTITY_REF': {
       const target = context.byName.get((config.entityRef?.entity ?? '').toUpperCase());
       const targetName = target?.entity.name ?? config.entityRef?.entity ?? '';
-      const keyType = target !== undefined && target.entity.lk.length === 1 ? keyTypeOf(target) : 'STRING';
-      return { type: 'ENTITY_REF', converter: keyType === 'INTEGER' ? 'toRefInteger' : 'toRefText', refEntity: targetName };
+      const keyType =
+        target !== undefined && target.entity.lk.length === 1 ? keyTypeOf(target) : 'STRING';
+      return {
+        type: 'ENTITY_REF',
+        converter: keyType === 'INTEGER' ? 'toRefInteger' : 'toRefText',
+        refEntity: targetName,
+      };
     }
     default:
       throw new Error(`No converter for type ${config.type}`);
@@ -237,11 +269,15 @@ function compareText(a: string, b: string): number {
 
 /** JSON with object keys sorted, so the hash does not depend on key order. */
 export function canonicalJson(value: JsonValue): string {
-  if (Array.isArray(value)) return `[${value.map((item: JsonValue) => canonicalJson(item)).join(',')}]`;
+  if (Array.isArray(value))
+    return `[${value.map((item: JsonValue) => canonicalJson(item)).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const entries = Object.keys(value)
       .sort(compareText)
-      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, JsonValue>)[key] ?? null)}`);
+      .map(
+        (key) =>
+          `${JSON.stringify(key)}:${canonicalJson((value as Record<string, JsonValue>)[key] ?? null)}`,
+      );
     return `{${entries.join(',')}}`;
   }
   return JSON.stringify(value);

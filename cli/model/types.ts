@@ -2,14 +2,7 @@ import type { FieldType, JsonValue } from '../schema/types.js';
 
 /** Storage class of a top-level field; mirrors the runtime's `ColumnKind`. */
 export type ColumnKind =
-  | 'text'
-  | 'integer'
-  | 'double'
-  | 'decimal'
-  | 'boolean'
-  | 'date'
-  | 'datetime'
-  | 'json';
+  'text' | 'integer' | 'double' | 'decimal' | 'boolean' | 'date' | 'datetime' | 'json';
 
 /**
  * A field or an array element, with every decision the emitters need already made. Emitters and

@@ -56,8 +56,9 @@ class JsonScanner {
     if (this.atEnd()) this.fail('the file is empty; expected a JSON object or array');
     this.value(0);
     this.skipWhitespace();
-    if (!this.atEnd())
+    if (!this.atEnd()) {
       this.fail(`unexpected ${this.describeHere()} after the end of the JSON value`);
+    }
   }
 
   private value(depth: number): void {
@@ -86,8 +87,9 @@ class JsonScanner {
     for (;;) {
       this.propertyName();
       this.skipWhitespace();
-      if (this.text[this.offset] !== ':')
+      if (this.text[this.offset] !== ':') {
         this.fail(`expected ':' after the property name but found ${this.describeHere()}`);
+      }
       this.offset++;
       this.skipWhitespace();
       this.value(depth + 1);
@@ -96,13 +98,15 @@ class JsonScanner {
         this.offset++;
         return;
       }
-      if (this.text[this.offset] !== ',')
+      if (this.text[this.offset] !== ',') {
         this.fail(`expected ',' or '}' but found ${this.describeHere()}`);
+      }
       const comma = this.offset;
       this.offset++;
       this.skipWhitespace();
-      if (this.text[this.offset] === '}')
+      if (this.text[this.offset] === '}') {
         this.failAt(comma, "trailing comma before '}' is not allowed in JSON");
+      }
     }
   }
 
@@ -125,13 +129,15 @@ class JsonScanner {
         this.offset++;
         return;
       }
-      if (this.text[this.offset] !== ',')
+      if (this.text[this.offset] !== ',') {
         this.fail(`expected ',' or ']' but found ${this.describeHere()}`);
+      }
       const comma = this.offset;
       this.offset++;
       this.skipWhitespace();
-      if (this.text[this.offset] === ']')
+      if (this.text[this.offset] === ']') {
         this.failAt(comma, "trailing comma before ']' is not allowed in JSON");
+      }
     }
   }
 
@@ -149,8 +155,9 @@ class JsonScanner {
         this.escape();
         continue;
       }
-      if (char.charCodeAt(0) < 0x20)
+      if (char.charCodeAt(0) < 0x20) {
         this.fail('control character in string; write it as an escape such as \\t');
+      }
       this.offset++;
     }
   }
@@ -176,8 +183,9 @@ class JsonScanner {
     const length = NUMBER.exec(this.text)?.[0].length ?? 0;
     // A valid number is never followed directly by a digit, letter or dot (e.g. `01`, `1.`, `1x`).
     const after = this.text[this.offset + length];
-    if (length === 0 || (after !== undefined && /[0-9A-Za-z.]/.test(after)))
+    if (length === 0 || (after !== undefined && /[0-9A-Za-z.]/.test(after))) {
       this.fail('invalid number');
+    }
     this.offset += length;
   }
 

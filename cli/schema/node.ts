@@ -81,8 +81,9 @@ function convert(
   context: ConvertContext,
   fallback: Position,
 ): SchemaNode {
-  if (node === null || node === undefined)
+  if (node === null || node === undefined) {
     return { kind: 'scalar', position: fallback, value: null };
+  }
   const position = positionOf(node, context, fallback);
   if (context.active.size > 0 && --context.aliasBudget < 0) {
     if (context.aliasBudget === -1) {
@@ -165,10 +166,12 @@ function keyText(keyNode: SchemaNode, context: ConvertContext): string | undefin
 }
 
 function convertScalar(value: unknown, position: Position, context: ConvertContext): ScalarNode {
-  if (typeof value === 'string' || typeof value === 'boolean' || value === null)
+  if (typeof value === 'string' || typeof value === 'boolean' || value === null) {
     return { kind: 'scalar', position, value };
-  if (typeof value === 'number' && Number.isFinite(value))
+  }
+  if (typeof value === 'number' && Number.isFinite(value)) {
     return { kind: 'scalar', position, value };
+  }
   context.reporter.report(
     position,
     'INVALID_VALUE',

@@ -37,12 +37,7 @@ export const KEY_FIELD_TYPES: readonly FieldType[] = [
 
 /** A JSON value as parsed from JSON or YAML. */
 export type JsonValue =
-  | string
-  | number
-  | boolean
-  | null
-  | readonly JsonValue[]
-  | { readonly [key: string]: JsonValue };
+  string | number | boolean | null | readonly JsonValue[] | { readonly [key: string]: JsonValue };
 
 export interface SelectElemDoc {
   readonly value: string;

@@ -215,11 +215,13 @@ function validateField(
   const { reporter } = scope;
   const unnamed = `field #${index + 1} of ${place.owner}`;
   const nameEntry = entryOf(map, 'name');
-  if (nameEntry === undefined)
+  if (nameEntry === undefined) {
     reporter.report(map.position, 'MISSING_KEY', `${capitalize(unnamed)} has no 'name'`);
+  }
   const name = nameEntry === undefined ? undefined : readString(nameEntry, unnamed, reporter);
-  if (name !== undefined && nameEntry !== undefined)
+  if (name !== undefined && nameEntry !== undefined) {
     checkFieldName(name, nameEntry.value.position, place, scope);
+  }
   const path = name === undefined ? undefined : `${place.pathPrefix}${name}`;
   const label = path === undefined ? unnamed : `field '${path}' of ${scope.entityLabel}`;
   checkKeys(map, FIELD_KEYS, label, reporter);
@@ -279,16 +281,18 @@ function readFieldExtras(
     index?: boolean;
   } = {};
   const required = entryOf(map, 'required');
-  if (required !== undefined)
+  if (required !== undefined) {
     assignDefined(extras, 'required', readBoolean(required, label, reporter));
+  }
   for (const key of ['displayName', 'description'] as const) {
     const entry = entryOf(map, key);
     if (entry !== undefined) assignDefined(extras, key, readString(entry, label, reporter));
   }
   const indexEntry = entryOf(map, 'index');
   const index = indexEntry === undefined ? undefined : readBoolean(indexEntry, label, reporter);
-  if (index === true && indexEntry !== undefined)
+  if (index === true && indexEntry !== undefined) {
     checkIndexable(indexEntry, label, place, type, reporter);
+  }
   assignDefined(extras, 'index', index);
   return extras;
 }
@@ -502,8 +506,9 @@ function readSelectElem(
 ): SelectElemDoc | undefined {
   checkKeys(map, ['value', 'displayName', 'driveFields'], owner, reporter);
   const valueEntry = entryOf(map, 'value');
-  if (valueEntry === undefined)
+  if (valueEntry === undefined) {
     reporter.report(map.position, 'MISSING_KEY', `${capitalize(owner)} has no 'value'`);
+  }
   const value = valueEntry === undefined ? undefined : readString(valueEntry, owner, reporter);
   if (value !== undefined && valueEntry !== undefined) {
     const position = valueEntry.value.position;

@@ -141,8 +141,9 @@ function validateEntity(
   const label = scope.entityLabel;
   checkKeys(map, ENTITY_KEYS, label, reporter);
   const fieldsEntry = entryOf(map, 'fields');
-  if (fieldsEntry === undefined)
+  if (fieldsEntry === undefined) {
     reporter.report(map.position, 'MISSING_KEY', `${capitalize(label)} has no 'fields'`);
+  }
   const list =
     fieldsEntry === undefined
       ? undefined
@@ -155,33 +156,38 @@ function validateEntity(
   );
   const separator = readSeparator(map, scope);
   const lk = readLk(map, fields, singleRecord === true, scope);
-  const entity: Partial<Mutable<EntityDoc>> = {};
-  assignDefined(
-    entity,
-    'displayName',
-    readOptional(map, 'displayName', (entry) => readString(entry, label, reporter)),
-  );
-  assignDefined(
-    entity,
-    'description',
-    readOptional(map, 'description', (entry) => readString(entry, label, reporter)),
-  );
+  const entity: Partial<Mutable<EntityDoc>> = readEntityTexts(map, label, reporter);
   assignDefined(entity, 'lkSeparator', separator);
   assignDefined(entity, 'singleRecord', singleRecord);
   assignDefined(entity, 'lkValue', readLkValue(map, singleRecord, separator, scope));
   assignDefined(entity, 'tree', readTree(map, fields, lk, scope));
   assignDefined(entity, 'refDisplayFields', readRefDisplayFields(map, fields, scope));
-  assignDefined(
-    entity,
-    'refDisplaySeparator',
-    readOptional(map, 'refDisplaySeparator', (entry) => readString(entry, label, reporter)),
-  );
-  if (name === undefined || lk === undefined || list === undefined)
+  if (name === undefined || lk === undefined || list === undefined) {
     return { entity: undefined, name };
+  }
   return { entity: { name: name.value, lk, fields: list.fields, ...entity }, name };
 }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+const ENTITY_TEXT_KEYS = ['displayName', 'description', 'refDisplaySeparator'] as const;
+
+/** The entity's optional free-text keys, kept as written. */
+function readEntityTexts(
+  map: MapNode,
+  label: string,
+  reporter: Reporter,
+): Partial<Mutable<EntityDoc>> {
+  const texts: Partial<Mutable<EntityDoc>> = {};
+  for (const key of ENTITY_TEXT_KEYS) {
+    assignDefined(
+      texts,
+      key,
+      readOptional(map, key, (entry) => readString(entry, label, reporter)),
+    );
+  }
+  return texts;
+}
 
 /** Reads `key` with `read` when present. */
 function readOptional<T>(

@@ -5,14 +5,7 @@
 
 /** How a column's values are stored; each driver maps a kind to its own SQL type. */
 export type ColumnKind =
-  | 'text'
-  | 'integer'
-  | 'double'
-  | 'decimal'
-  | 'boolean'
-  | 'date'
-  | 'datetime'
-  | 'json';
+  'text' | 'integer' | 'double' | 'decimal' | 'boolean' | 'date' | 'datetime' | 'json';
 
 /** One top-level field of an entity, stored as one column. */
 export interface ColumnDescriptor {

@@ -10,7 +10,13 @@ export * from './errors.js';
 export { DEFAULT_BODY_LIMIT, readJsonBody } from './http/body.js';
 export { errorMiddleware, type RequestState } from './http/errors.js';
 export { formatPath, type Issue, type IssueCode, type IssuePath } from './issues.js';
-export { countRecords, DEFAULT_REST_CONFIG, listRecords, parseListRequest, type ListRequest } from './listing.js';
+export {
+  countRecords,
+  DEFAULT_REST_CONFIG,
+  listRecords,
+  parseListRequest,
+  type ListRequest,
+} from './listing.js';
 export { createLogger, type Logger, type LoggerOptions } from './logger.js';
 export { createDriver, redactUrl } from './open.js';
 export {
@@ -22,7 +28,14 @@ export {
   replaceRecord,
   type DataContext,
 } from './operations.js';
-export { checkKeyPart, parseKey, readRecordBody, RECORD_ROOT, toRefInteger, toRefText } from './record.js';
+export {
+  checkKeyPart,
+  parseKey,
+  readRecordBody,
+  RECORD_ROOT,
+  toRefInteger,
+  toRefText,
+} from './record.js';
 export type { CollectionHandler, DataRoutes, RecordHandler } from './routes.js';
 export { startServer, type RunningService, type StartOptions } from './server.js';
 export {

@@ -3,11 +3,7 @@ export type IssuePath = readonly (string | number)[];
 
 /** Machine-readable kind of a validation problem. */
 export type IssueCode =
-  | 'conversion_failed'
-  | 'required'
-  | 'unknown_field'
-  | 'invalid_key'
-  | 'duplicate_key';
+  'conversion_failed' | 'required' | 'unknown_field' | 'invalid_key' | 'duplicate_key';
 
 /** One problem with one value of a request body. */
 export interface Issue {

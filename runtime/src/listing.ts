@@ -49,7 +49,13 @@ const OPERATORS: Readonly<Record<string, FilterOperator>> = {
 
 const EQUALITY: readonly FilterOperator[] = ['EQUALS', 'NOT_EQUALS'];
 const ORDERING: readonly FilterOperator[] = ['EQUALS', 'NOT_EQUALS', 'GT', 'GTE', 'LT', 'LTE'];
-const TEXT: readonly FilterOperator[] = [...ORDERING, 'CONTAINS', 'NOT_CONTAINS', 'STARTS_WITH', 'ENDS_WITH'];
+const TEXT: readonly FilterOperator[] = [
+  ...ORDERING,
+  'CONTAINS',
+  'NOT_CONTAINS',
+  'STARTS_WITH',
+  'ENDS_WITH',
+];
 const MEMBERSHIP: readonly FilterOperator[] = ['CONTAINS', 'NOT_CONTAINS'];
 
 /** Operators each filterable type accepts; types missing here cannot be filtered or sorted. */
@@ -92,7 +98,8 @@ export async function listRecords<R extends object>(
   definition: EntityDefinition<R>,
   config: RestConfig = DEFAULT_REST_CONFIG,
 ): Promise<void> {
-  if (!config.allowedMethods.includes('GET_LIST')) throw new MethodForbiddenError(definition.name, 'GET_LIST');
+  if (!config.allowedMethods.includes('GET_LIST'))
+    throw new MethodForbiddenError(definition.name, 'GET_LIST');
   const request = parseListRequest(definition, config, ctx.querystring);
   const query: ListQuery = {
     filters: request.filters,
@@ -123,7 +130,8 @@ export async function countRecords<R extends object>(
   definition: EntityDefinition<R>,
   config: RestConfig = DEFAULT_REST_CONFIG,
 ): Promise<void> {
-  if (!config.allowedMethods.includes('GET_LIST')) throw new MethodForbiddenError(definition.name, 'GET_LIST');
+  if (!config.allowedMethods.includes('GET_LIST'))
+    throw new MethodForbiddenError(definition.name, 'GET_LIST');
   const params = new URLSearchParams(ctx.querystring);
   const filters = parseFilters(definition, params);
   const count = await data.driver.count(definition.table, { filters, orderBy: [] });
@@ -159,22 +167,32 @@ export function parseListRequest(
   }
   const limit =
     requestedLimit ?? (config.getListStrategy === 'START_LIMIT' ? config.defaultLimit : undefined);
-  if (config.maxWindow !== undefined && limit !== undefined && (start ?? 0) + limit > config.maxWindow) {
+  if (
+    config.maxWindow !== undefined &&
+    limit !== undefined &&
+    (start ?? 0) + limit > config.maxWindow
+  ) {
     throw new BadRequestError(
       `start + limit is ${(start ?? 0) + limit}, more than the maximum window of ${config.maxWindow} for Entity ${definition.name}; use cursor paging`,
     );
   }
   if (config.maxWindow !== undefined && limit === undefined) {
-    throw new BadRequestError(`Parameter limit is required for Entity ${definition.name} (maximum window ${config.maxWindow})`);
+    throw new BadRequestError(
+      `Parameter limit is required for Entity ${definition.name} (maximum window ${config.maxWindow})`,
+    );
   }
-  const after = cursor === undefined ? undefined : decodeCursor(definition, orderBy, signature, cursor);
+  const after =
+    cursor === undefined ? undefined : decodeCursor(definition, orderBy, signature, cursor);
   if (after !== undefined && limit === undefined) {
     throw new BadRequestError('Parameter cursor needs a limit');
   }
   return { filters, orderBy, start: start ?? 0, limit, after, signature };
 }
 
-function parseFilters(definition: EntityDefinition<object>, params: URLSearchParams): FilterGroup[] {
+function parseFilters(
+  definition: EntityDefinition<object>,
+  params: URLSearchParams,
+): FilterGroup[] {
   const groups = new Map<string, FilterCondition[]>();
   for (const [name, value] of params) {
     if (RESERVED.has(name)) continue;
@@ -188,7 +206,11 @@ function parseFilters(definition: EntityDefinition<object>, params: URLSearchPar
 
 const FILTER_PARAMETER = /^([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(?:\[([^\]]*)\])?$/;
 
-function parseCondition(definition: EntityDefinition<object>, parameter: string, raw: string): FilterCondition {
+function parseCondition(
+  definition: EntityDefinition<object>,
+  parameter: string,
+  raw: string,
+): FilterCondition {
   const match = FILTER_PARAMETER.exec(parameter);
   if (match === null) {
     throw new BadRequestError(
@@ -207,7 +229,9 @@ function parseCondition(definition: EntityDefinition<object>, parameter: string,
   if (field.type === 'ARRAY') {
     const element = field.element;
     if (path.length > 1 || element === undefined || OPERATORS_BY_TYPE[element.type] === undefined) {
-      throw new BadRequestError(`Field ${path.join('.')} cannot be filtered (parameter ${parameter})`);
+      throw new BadRequestError(
+        `Field ${path.join('.')} cannot be filtered (parameter ${parameter})`,
+      );
     }
     if (!MEMBERSHIP.includes(operator)) {
       throw new BadRequestError(
@@ -224,25 +248,39 @@ function parseCondition(definition: EntityDefinition<object>, parameter: string,
   }
   const allowed = OPERATORS_BY_TYPE[field.type];
   if (allowed === undefined) {
-    throw new BadRequestError(`Field ${path.join('.')} of type ${field.type} cannot be filtered (parameter ${parameter})`);
+    throw new BadRequestError(
+      `Field ${path.join('.')} of type ${field.type} cannot be filtered (parameter ${parameter})`,
+    );
   }
   if (!allowed.includes(operator)) {
     throw new BadRequestError(
       `Operator ${operator} does not apply to field ${path.join('.')} of type ${field.type} (parameter ${parameter}); use one of ${allowed.join(', ')}`,
     );
   }
-  return { path, operator, kind: kindOf(field), value: convertValue(field, operator, raw, parameter) };
+  return {
+    path,
+    operator,
+    kind: kindOf(field),
+    value: convertValue(field, operator, raw, parameter),
+  };
 }
 
-function resolvePath(definition: EntityDefinition<object>, path: readonly string[], parameter: string): FieldInfo {
+function resolvePath(
+  definition: EntityDefinition<object>,
+  path: readonly string[],
+  parameter: string,
+): FieldInfo {
   let fields: Readonly<Record<string, FieldInfo>> | undefined = definition.fields;
   let field: FieldInfo | undefined;
   for (let index = 0; index < path.length; index++) {
     const name = path[index]!;
     field = fields !== undefined && Object.hasOwn(fields, name) ? fields[name] : undefined;
     if (field === undefined) {
-      const where = index === 0 ? `Entity ${definition.name}` : `field ${path.slice(0, index).join('.')}`;
-      throw new BadRequestError(`Unknown field ${path.slice(0, index + 1).join('.')} in ${where} (parameter ${parameter})`);
+      const where =
+        index === 0 ? `Entity ${definition.name}` : `field ${path.slice(0, index).join('.')}`;
+      throw new BadRequestError(
+        `Unknown field ${path.slice(0, index + 1).join('.')} in ${where} (parameter ${parameter})`,
+      );
     }
     fields = field.fields;
     if (index < path.length - 1 && field.type !== 'OBJECT') {
@@ -260,10 +298,20 @@ function kindOf(field: FieldInfo): ColumnKind {
   return KIND_BY_TYPE[field.type] ?? 'json';
 }
 
-const TEXT_MATCH: readonly FilterOperator[] = ['CONTAINS', 'NOT_CONTAINS', 'STARTS_WITH', 'ENDS_WITH'];
+const TEXT_MATCH: readonly FilterOperator[] = [
+  'CONTAINS',
+  'NOT_CONTAINS',
+  'STARTS_WITH',
+  'ENDS_WITH',
+];
 
 /** Converts a filter value as the field's type would convert it in a request body. */
-function convertValue(field: FieldInfo, operator: FilterOperator, raw: string, parameter: string): KeyValue {
+function convertValue(
+  field: FieldInfo,
+  operator: FilterOperator,
+  raw: string,
+  parameter: string,
+): KeyValue {
   // Substring tests look for the text as written.
   if (TEXT_MATCH.includes(operator)) return raw;
   const converter = converterFor(field);
@@ -302,11 +350,16 @@ function converterFor(field: FieldInfo): Converter<KeyValue> {
   }
 }
 
-function parseOrderBy(definition: EntityDefinition<object>, config: RestConfig, params: URLSearchParams): OrderTerm[] {
+function parseOrderBy(
+  definition: EntityDefinition<object>,
+  config: RestConfig,
+  params: URLSearchParams,
+): OrderTerm[] {
   const given = single(params, 'orderBy');
   const spec = given === undefined ? (config.defaultOrder ?? []).join(',') : given;
   if (spec.trim() === '') {
-    if (given !== undefined) throw new BadRequestError('Parameter orderBy is empty; name one or more fields');
+    if (given !== undefined)
+      throw new BadRequestError('Parameter orderBy is empty; name one or more fields');
     return [];
   }
   const terms: OrderTerm[] = [];
@@ -317,12 +370,20 @@ function parseOrderBy(definition: EntityDefinition<object>, config: RestConfig, 
     const name = descending || text.startsWith('+') ? text.slice(1) : text;
     const field = Object.hasOwn(definition.fields, name) ? definition.fields[name] : undefined;
     if (field === undefined) {
-      throw new BadRequestError(`Parameter orderBy names ${JSON.stringify(name)}, which is not a field of Entity ${definition.name}`);
+      throw new BadRequestError(
+        `Parameter orderBy names ${JSON.stringify(name)}, which is not a field of Entity ${definition.name}`,
+      );
     }
     if (OPERATORS_BY_TYPE[field.type] === undefined) {
-      throw new BadRequestError(`Parameter orderBy: field ${name} of type ${field.type} cannot be sorted`);
+      throw new BadRequestError(
+        `Parameter orderBy: field ${name} of type ${field.type} cannot be sorted`,
+      );
     }
-    if (given !== undefined && config.allowedOrderingFields !== undefined && !config.allowedOrderingFields.includes(name)) {
+    if (
+      given !== undefined &&
+      config.allowedOrderingFields !== undefined &&
+      !config.allowedOrderingFields.includes(name)
+    ) {
       throw new BadRequestError(
         `Parameter orderBy: Entity ${definition.name} cannot be sorted by ${name}; allowed: ${config.allowedOrderingFields.join(', ')}`,
       );
@@ -339,7 +400,9 @@ function parseCount(params: URLSearchParams, name: string, minimum: number): num
   const text = single(params, name);
   if (text === undefined) return undefined;
   if (!/^\d{1,15}$/.test(text) || Number(text) < minimum) {
-    throw new BadRequestError(`Parameter ${name} must be an integer of at least ${minimum}, not ${JSON.stringify(text)}`);
+    throw new BadRequestError(
+      `Parameter ${name} must be an integer of at least ${minimum}, not ${JSON.stringify(text)}`,
+    );
   }
   return Number(text);
 }
@@ -362,7 +425,10 @@ interface CursorPayload {
 }
 
 function querySignature(filters: readonly FilterGroup[], orderBy: readonly OrderTerm[]): string {
-  return createHash('sha256').update(JSON.stringify([filters, orderBy])).digest('base64url').slice(0, 16);
+  return createHash('sha256')
+    .update(JSON.stringify([filters, orderBy]))
+    .digest('base64url')
+    .slice(0, 16);
 }
 
 function checksum(text: string): string {
@@ -370,17 +436,26 @@ function checksum(text: string): string {
 }
 
 /** Columns the cursor holds values for: the order terms, then key columns not already ordered. */
-function cursorColumns(definition: EntityDefinition<object>, orderBy: readonly OrderTerm[]): string[] {
+function cursorColumns(
+  definition: EntityDefinition<object>,
+  orderBy: readonly OrderTerm[],
+): string[] {
   const columns = orderBy.map((term) => term.column);
   for (const key of definition.table.key) if (!columns.includes(key)) columns.push(key);
   return columns;
 }
 
-function encodeCursor(definition: EntityDefinition<object>, request: ListRequest, last: StoredRecord): string {
+function encodeCursor(
+  definition: EntityDefinition<object>,
+  request: ListRequest,
+  last: StoredRecord,
+): string {
   const record = last.record;
   const values = cursorColumns(definition, request.orderBy).map((column) => {
     const value = record[column];
-    return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? value : null;
+    return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
+      ? value
+      : null;
   });
   const payload: CursorPayload = { v: 1, q: request.signature, a: values };
   const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
@@ -393,7 +468,8 @@ function decodeCursor(
   signature: string,
   cursor: string,
 ): (KeyValue | null)[] {
-  const invalid = (why: string): BadRequestError => new BadRequestError(`Parameter cursor is invalid: ${why}`);
+  const invalid = (why: string): BadRequestError =>
+    new BadRequestError(`Parameter cursor is invalid: ${why}`);
   const [body, sum, ...rest] = cursor.split('.');
   if (body === undefined || sum === undefined || rest.length > 0 || checksum(body) !== sum) {
     throw invalid('it was not issued by this service or was altered');
@@ -410,9 +486,15 @@ function decodeCursor(
   const { q, a } = payload as { q?: unknown; a?: unknown };
   if (q !== signature) throw invalid('it belongs to a query with other filters or another order');
   const columns = cursorColumns(definition, orderBy);
-  if (!Array.isArray(a) || a.length !== columns.length) throw invalid('it does not match the sort order');
+  if (!Array.isArray(a) || a.length !== columns.length)
+    throw invalid('it does not match the sort order');
   return a.map((value: unknown) => {
-    if (value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
+    if (
+      value === null ||
+      typeof value === 'string' ||
+      typeof value === 'number' ||
+      typeof value === 'boolean'
+    ) {
       return value;
     }
     throw invalid('it holds a value of the wrong type');

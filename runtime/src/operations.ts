@@ -41,7 +41,8 @@ export async function insertRecords<R extends object>(
     try {
       await data.driver.insert(definition.table, [toFields(record)], now);
     } catch (error) {
-      if (isDuplicateKeyError(error)) throw new KeyExistsError(definition.name, definition.idOf(record));
+      if (isDuplicateKeyError(error))
+        throw new KeyExistsError(definition.name, definition.idOf(record));
       throw error;
     }
     sendRecord(ctx, record, now, 1);
@@ -139,7 +140,8 @@ export async function deleteRecord<R extends object>(
   let expectedVersion: number | undefined;
   if (ifMatch !== '') {
     const current = await data.driver.get(definition.table, key);
-    if (current === undefined) throw new PreconditionFailedError(preconditionReason(definition, id));
+    if (current === undefined)
+      throw new PreconditionFailedError(preconditionReason(definition, id));
     if (!tagListMatches(ifMatch, entityTag(current.version))) {
       throw new PreconditionFailedError(preconditionReason(definition, id));
     }
@@ -148,7 +150,8 @@ export async function deleteRecord<R extends object>(
   const now = data.now();
   const deleted = await data.driver.delete(definition.table, key, now, expectedVersion);
   if (deleted === undefined) {
-    if (expectedVersion !== undefined) throw new PreconditionFailedError(preconditionReason(definition, id));
+    if (expectedVersion !== undefined)
+      throw new PreconditionFailedError(preconditionReason(definition, id));
     throw new RecordNotFoundError(definition.name, id);
   }
   ctx.body = successBody(deleted.record, recordMeta(now));
@@ -174,10 +177,14 @@ async function writeRecord<R extends object>(
   const ifMatch = ctx.get('If-Match');
   for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
     const existing = await data.driver.get(definition.table, key);
-    if (ifMatch !== '' && (existing === undefined || !tagListMatches(ifMatch, entityTag(existing.version)))) {
+    if (
+      ifMatch !== '' &&
+      (existing === undefined || !tagListMatches(ifMatch, entityTag(existing.version)))
+    ) {
       throw new PreconditionFailedError(preconditionReason(definition, id));
     }
-    if (existing === undefined && !createIfAbsent) throw new RecordNotFoundError(definition.name, id);
+    if (existing === undefined && !createIfAbsent)
+      throw new RecordNotFoundError(definition.name, id);
     const record = build(existing?.record);
     const now = data.now();
     if (existing === undefined) {
@@ -203,7 +210,8 @@ async function writeRecord<R extends object>(
       sendRecord(ctx, record, now, result.version);
       return;
     }
-    if (result.status === 'duplicate') throw new KeyExistsError(definition.name, definition.idOf(record));
+    if (result.status === 'duplicate')
+      throw new KeyExistsError(definition.name, definition.idOf(record));
     // 'conflict': another writer changed or deleted the record since we read it.
   }
   throw new HttpError(
@@ -222,7 +230,9 @@ async function readDataPayload(ctx: Context, data: DataContext): Promise<unknown
   if (payload === undefined) throw new BadRequestError('Request body has no "data" property');
   for (const name of Object.keys(body)) {
     if (name !== 'data') {
-      throw new BadRequestError(`Unknown property "${name}" in request body; only "data" is allowed`);
+      throw new BadRequestError(
+        `Unknown property "${name}" in request body; only "data" is allowed`,
+      );
     }
   }
   if (!Array.isArray(payload) && !isPlainObject(payload)) {
@@ -240,7 +250,10 @@ function readOne<R extends object>(definition: EntityDefinition<R>, input: unkno
 }
 
 /** Converts every record of a list insert and checks the list for repeated keys. */
-function readMany<R extends object>(definition: EntityDefinition<R>, inputs: readonly unknown[]): R[] {
+function readMany<R extends object>(
+  definition: EntityDefinition<R>,
+  inputs: readonly unknown[],
+): R[] {
   const issues: Issue[] = [];
   const records: R[] = [];
   const seen = new Map<string, number>();
@@ -276,25 +289,39 @@ function duplicateInList<R extends object>(
 ): HttpError {
   const record = index === undefined ? undefined : records[index];
   if (index === undefined || record === undefined) {
-    return new BadRequestError(`A logical key of the list already exists for Entity ${definition.name}`);
+    return new BadRequestError(
+      `A logical key of the list already exists for Entity ${definition.name}`,
+    );
   }
   const id = definition.idOf(record);
   return new KeyExistsError(definition.name, id, [
-    { path: [index], code: 'duplicate_key', message: `Logical key ${id} for Entity ${definition.name} already exists` },
+    {
+      path: [index],
+      code: 'duplicate_key',
+      message: `Logical key ${id} for Entity ${definition.name} already exists`,
+    },
   ]);
 }
 
 /** The reason of a 400 for one invalid record: conversions first, then unknown fields, then the rest. */
-function singleRecordReason(definition: AnyDefinition, input: unknown, issues: readonly Issue[]): string {
+function singleRecordReason(
+  definition: AnyDefinition,
+  input: unknown,
+  issues: readonly Issue[],
+): string {
   const conversion = issues.find((issue) => issue.code === 'conversion_failed');
   if (conversion !== undefined) return conversion.message;
   if (!isPlainObject(input)) return `EntityRecord of ${definition.name} must be a JSON object`;
-  const unknown = issues.filter((issue) => issue.code === 'unknown_field' && issue.path.length === 1);
+  const unknown = issues.filter(
+    (issue) => issue.code === 'unknown_field' && issue.path.length === 1,
+  );
   if (unknown.length > 0) {
     const names = unknown.map((issue) => String(issue.path[0])).join(', ');
     return `${unknown.length === 1 ? 'Field' : 'Fields'} ${names} ${unknown.length === 1 ? 'is' : 'are'} not defined for Entity ${definition.name}`;
   }
-  const id = definition.table.key.map((name) => rawKeyText(input[name])).join(definition.keySeparator);
+  const id = definition.table.key
+    .map((name) => rawKeyText(input[name]))
+    .join(definition.keySeparator);
   return `EntityRecord of ${definition.name} with id ${id} invalid`;
 }
 
@@ -308,7 +335,8 @@ function rawKeyText(value: unknown): string {
 function withSingleRecordKey(definition: AnyDefinition, payload: unknown): unknown {
   const id = definition.singleRecordId;
   const [keyField, ...more] = definition.table.key;
-  if (id === undefined || keyField === undefined || more.length > 0 || !isPlainObject(payload)) return payload;
+  if (id === undefined || keyField === undefined || more.length > 0 || !isPlainObject(payload))
+    return payload;
   if (payload[keyField] !== undefined && payload[keyField] !== null) return payload;
   return { [keyField]: id, ...payload };
 }

@@ -13,7 +13,11 @@ export const toRefText: Converter<string> = refConverter(toText);
 export const toRefInteger: Converter<number> = refConverter(toInteger);
 
 /** Checks that a request body record is a JSON object; pushes an issue otherwise. */
-export function readRecordBody(input: unknown, entity: string, issues: Issue[]): Record<string, unknown> | undefined {
+export function readRecordBody(
+  input: unknown,
+  entity: string,
+  issues: Issue[],
+): Record<string, unknown> | undefined {
   if (typeof input === 'object' && input !== null && !Array.isArray(input)) {
     return input as Record<string, unknown>;
   }

@@ -39,12 +39,19 @@ export async function startServer(options: StartOptions): Promise<RunningService
     throw new Error(`PORT must be an integer from 0 to 65535, not ${options.port}`);
   }
   const inner = await createDriver(options.databaseUrl);
-  const driver = new RetryingOpenDriver(inner, options.tables, logger, redactUrl(options.databaseUrl));
+  const driver = new RetryingOpenDriver(
+    inner,
+    options.tables,
+    logger,
+    redactUrl(options.databaseUrl),
+  );
   await driver.openOnce();
   const app = options.createApp({
     driver,
     logger,
-    ...(options.bodyLimit === undefined || Number.isNaN(options.bodyLimit) ? {} : { bodyLimit: options.bodyLimit }),
+    ...(options.bodyLimit === undefined || Number.isNaN(options.bodyLimit)
+      ? {}
+      : { bodyLimit: options.bodyLimit }),
   });
   const server = app.listen(options.port, options.host);
   await new Promise<void>((resolve, reject) => {
@@ -53,13 +60,19 @@ export async function startServer(options: StartOptions): Promise<RunningService
   });
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : options.port;
-  logger.info({ port, host: options.host, storage: driver.dialect }, `listening on http://${options.host}:${port}`);
+  logger.info(
+    { port, host: options.host, storage: driver.dialect },
+    `listening on http://${options.host}:${port}`,
+  );
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
       logger.info('shutting down');
-      const timeout = setTimeout(() => server.closeAllConnections(), options.shutdownTimeoutMs ?? 10_000);
+      const timeout = setTimeout(
+        () => server.closeAllConnections(),
+        options.shutdownTimeoutMs ?? 10_000,
+      );
       timeout.unref();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -114,8 +127,14 @@ class RetryingOpenDriver implements StorageDriver {
       this.logger.info({ storage: this.label }, 'storage ready');
     } catch (error) {
       if (!isStorageUnavailableError(error) || this.closed) throw error;
-      this.logger.warn({ storage: this.label, retryInMs: delay, err: error }, 'storage unavailable, retrying');
-      this.retryTimer = setTimeout(() => void this.openOnce(Math.min(delay * 2, MAX_RETRY_MS)), delay);
+      this.logger.warn(
+        { storage: this.label, retryInMs: delay, err: error },
+        'storage unavailable, retrying',
+      );
+      this.retryTimer = setTimeout(
+        () => void this.openOnce(Math.min(delay * 2, MAX_RETRY_MS)),
+        delay,
+      );
       this.retryTimer.unref();
     }
   }
@@ -129,10 +148,12 @@ class RetryingOpenDriver implements StorageDriver {
     return Promise.resolve();
   }
   get: StorageDriver['get'] = (table, key) => this.check().get(table, key);
-  insert: StorageDriver['insert'] = (table, records, now) => this.check().insert(table, records, now);
+  insert: StorageDriver['insert'] = (table, records, now) =>
+    this.check().insert(table, records, now);
   update: StorageDriver['update'] = (table, key, record, version, now) =>
     this.check().update(table, key, record, version, now);
-  delete: StorageDriver['delete'] = (table, key, now, version) => this.check().delete(table, key, now, version);
+  delete: StorageDriver['delete'] = (table, key, now, version) =>
+    this.check().delete(table, key, now, version);
   list: StorageDriver['list'] = (table, query) => this.check().list(table, query);
   count: StorageDriver['count'] = (table, query) => this.check().count(table, query);
   activity: StorageDriver['activity'] = () => this.check().activity();

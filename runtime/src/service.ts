@@ -146,14 +146,22 @@ export function createService(service: ServiceDefinition, options: ServiceOption
   return app;
 }
 
-function addTime(target: Record<string, number | string>, name: string, ms: number | undefined): void {
+function addTime(
+  target: Record<string, number | string>,
+  name: string,
+  ms: number | undefined,
+): void {
   if (ms === undefined) return;
   const meta = recordMeta(ms);
   target[`${name}TimeUnix`] = meta.lastUpdateTimeUnix;
   target[`${name}TimeISO`] = meta.lastUpdateTimeISO;
 }
 
-function notAllowed(method: string, routes: DataRoutes, allowed: readonly string[]): MethodNotAllowedError {
+function notAllowed(
+  method: string,
+  routes: DataRoutes,
+  allowed: readonly string[],
+): MethodNotAllowedError {
   const entity = routes.definition.name;
   const what = routes.definition.singleRecordId === undefined ? '' : ' (a single-record entity)';
   return new MethodNotAllowedError(

@@ -67,10 +67,7 @@ import type {
   StoredRecord,
   TableDescriptor,
 } from '../../runtime/src/driver.js';
-import {
-  isDuplicateKeyError,
-  isStorageUnavailableError,
-} from '../../runtime/src/errors.js';
+import { isDuplicateKeyError, isStorageUnavailableError } from '../../runtime/src/errors.js';
 
 export interface DriverContractOptions {
   /**
@@ -179,7 +176,13 @@ export const PAGED: TableDescriptor = {
   ],
 };
 
-export const CONTRACT_TABLES: readonly TableDescriptor[] = [KINDS, COMPOSITE, INT_KEY, BOOL_KEY, PAGED];
+export const CONTRACT_TABLES: readonly TableDescriptor[] = [
+  KINDS,
+  COMPOSITE,
+  INT_KEY,
+  BOOL_KEY,
+  PAGED,
+];
 
 // ------------------------------------------------------------------------------------------------
 // The filter / ordering data set (expected results below are worked out from this table)
@@ -190,39 +193,88 @@ const INJECTION = "x' OR '1'='1";
 
 const FILTER_DATA: readonly StoredFields[] = [
   {
-    id: 'r01', name: 'alpha', count: 1, ratio: 0.5, price: '9.75', active: true,
-    day: '2024-01-15', at: '2024-01-15T10:00:00.000Z',
+    id: 'r01',
+    name: 'alpha',
+    count: 1,
+    ratio: 0.5,
+    price: '9.75',
+    active: true,
+    day: '2024-01-15',
+    at: '2024-01-15T10:00:00.000Z',
     meta: { address: { city: 'Pisa', zip: '56100' }, rank: 3, fee: '10.5', vip: true },
-    tags: ['red', 'green'], scores: [1, 2, 3],
+    tags: ['red', 'green'],
+    scores: [1, 2, 3],
   },
   {
-    id: 'r02', name: 'Alpha', count: 2, ratio: 1.5, price: '10.5', active: false,
-    day: '2024-02-29', at: '2024-02-29T23:30:00.123Z',
+    id: 'r02',
+    name: 'Alpha',
+    count: 2,
+    ratio: 1.5,
+    price: '10.5',
+    active: false,
+    day: '2024-02-29',
+    at: '2024-02-29T23:30:00.123Z',
     meta: { address: { city: 'Roma' }, rank: 10, fee: '9.75', vip: false },
-    tags: ['green'], scores: [4],
+    tags: ['green'],
+    scores: [4],
   },
   {
-    id: 'r03', name: 'ALPHABET', count: 10, ratio: -2.25, price: '100', active: true,
-    day: '2023-12-31', at: '2023-12-31T23:59:59.999Z',
+    id: 'r03',
+    name: 'ALPHABET',
+    count: 10,
+    ratio: -2.25,
+    price: '100',
+    active: true,
+    day: '2023-12-31',
+    at: '2023-12-31T23:59:59.999Z',
     meta: { address: { city: 'pisa' }, rank: 1, fee: '100' },
-    tags: [], scores: [],
+    tags: [],
+    scores: [],
   },
   {
-    id: 'r04', name: '50% off', count: -5, ratio: 0, price: '-3.2', active: false,
-    day: '2024-03-01', at: '2024-03-01T00:00:00.000Z',
+    id: 'r04',
+    name: '50% off',
+    count: -5,
+    ratio: 0,
+    price: '-3.2',
+    active: false,
+    day: '2024-03-01',
+    at: '2024-03-01T00:00:00.000Z',
     meta: { address: { city: 'Pisa Centrale' }, rank: 2 },
-    tags: ['50%', 'red'], scores: [10, 20],
+    tags: ['50%', 'red'],
+    scores: [10, 20],
   },
   {
-    id: 'r05', name: 'a_b', count: 0, ratio: 100.25, price: '0', active: true,
-    day: '2024-01-01', at: '2024-02-29T23:30:00.122Z', tags: ['a_b'], scores: [2],
+    id: 'r05',
+    name: 'a_b',
+    count: 0,
+    ratio: 100.25,
+    price: '0',
+    active: true,
+    day: '2024-01-01',
+    at: '2024-02-29T23:30:00.122Z',
+    tags: ['a_b'],
+    scores: [2],
   },
   { id: 'r06', name: 'back\\slash', count: 7, ratio: 2.5, price: BIG_789, day: '2024-06-30' },
   {
-    id: 'r07', name: 'it\'s "quoted"', count: 7, ratio: 2.75, price: BIG_788, active: false,
+    id: 'r07',
+    name: 'it\'s "quoted"',
+    count: 7,
+    ratio: 2.75,
+    price: BIG_788,
+    active: false,
     at: '2025-01-01T00:00:00.000Z',
   },
-  { id: 'r08', name: INJECTION, count: 100, ratio: -0.001, price: '0.001', active: true, day: '2024-12-31' },
+  {
+    id: 'r08',
+    name: INJECTION,
+    count: 100,
+    ratio: -0.001,
+    price: '0.001',
+    active: true,
+    day: '2024-12-31',
+  },
   { id: 'r09', name: '%', count: 20, ratio: 3, price: '-10' },
   { id: 'r10', name: 'Zürich 日本', count: 3, ratio: 9.75, price: '9.8', tags: ['Zürich'] },
   { id: 'r11' },
@@ -252,7 +304,9 @@ const where = (...groups: (FilterCondition | FilterCondition[])[]): FilterGroup[
   groups.map((g) => ({ anyOf: Array.isArray(g) ? g : [g] }));
 
 const order = (...terms: string[]): OrderTerm[] =>
-  terms.map((t) => (t.startsWith('-') ? { column: t.slice(1), descending: true } : { column: t, descending: false }));
+  terms.map((t) =>
+    t.startsWith('-') ? { column: t.slice(1), descending: true } : { column: t, descending: false },
+  );
 
 const idsOf = (records: readonly StoredRecord[], keyField = 'id'): unknown[] =>
   records.map((r) => r.record[keyField]);
@@ -526,7 +580,9 @@ export function describeDriverContract(
           .catch((e: unknown) => e);
         expect(isDuplicateKeyError(error)).toBe(true);
         expect(error).toMatchObject({ table: INT_KEY.table, index: 2 });
-        expect(idsOf(await driver.list(INT_KEY, { filters: [], orderBy: [] }), 'n')).toEqual([1, 2]);
+        expect(idsOf(await driver.list(INT_KEY, { filters: [], orderBy: [] }), 'n')).toEqual([
+          1, 2,
+        ]);
         expect((await driver.get(INT_KEY, [2]))?.createdAt).toBe(1);
       });
 
@@ -560,7 +616,13 @@ export function describeDriverContract(
       });
 
       it('replaces every field when the version matches and bumps the version', async () => {
-        const result = await driver.update(KINDS, ['a'], { id: 'a', name: 'changed', price: '1.5' }, 1, 2000);
+        const result = await driver.update(
+          KINDS,
+          ['a'],
+          { id: 'a', name: 'changed', price: '1.5' },
+          1,
+          2000,
+        );
         expect(result).toEqual({ status: 'updated', version: 2 });
         expect(await driver.get(KINDS, ['a'])).toStrictEqual({
           record: { id: 'a', name: 'changed', price: '1.5' },
@@ -607,15 +669,24 @@ export function describeDriverContract(
           updatedAt: 2000,
         });
         await driver.insert(KINDS, [{ id: 'a', name: 'new a' }], 3000);
-        expect(await driver.get(KINDS, ['a'])).toMatchObject({ record: { name: 'new a' }, version: 1 });
+        expect(await driver.get(KINDS, ['a'])).toMatchObject({
+          record: { name: 'new a' },
+          version: 1,
+        });
       });
 
       it('rename onto an existing key is a duplicate; nothing changes', async () => {
         expect(await driver.update(KINDS, ['a'], { id: 'b', name: 'clash' }, 1, 2000)).toEqual({
           status: 'duplicate',
         });
-        expect(await driver.get(KINDS, ['a'])).toMatchObject({ record: { name: 'first' }, version: 1 });
-        expect(await driver.get(KINDS, ['b'])).toMatchObject({ record: { name: 'second' }, version: 1 });
+        expect(await driver.get(KINDS, ['a'])).toMatchObject({
+          record: { name: 'first' },
+          version: 1,
+        });
+        expect(await driver.get(KINDS, ['b'])).toMatchObject({
+          record: { name: 'second' },
+          version: 1,
+        });
       });
 
       it('rename of one part of a composite key', async () => {
@@ -628,19 +699,37 @@ export function describeDriverContract(
           1,
         );
         expect(
-          await driver.update(COMPOSITE, ['eu', 1, '2024-01-01'], { region: 'eu', seq: 1, day: '2024-01-05' }, 1, 2),
+          await driver.update(
+            COMPOSITE,
+            ['eu', 1, '2024-01-01'],
+            { region: 'eu', seq: 1, day: '2024-01-05' },
+            1,
+            2,
+          ),
         ).toEqual({ status: 'updated', version: 2 });
         expect(await driver.get(COMPOSITE, ['eu', 1, '2024-01-01'])).toBeUndefined();
         expect((await driver.get(COMPOSITE, ['eu', 1, '2024-01-05']))?.version).toBe(2);
         expect(
-          await driver.update(COMPOSITE, ['eu', 1, '2024-01-05'], { region: 'eu', seq: 2, day: '2024-01-01' }, 2, 3),
+          await driver.update(
+            COMPOSITE,
+            ['eu', 1, '2024-01-05'],
+            { region: 'eu', seq: 2, day: '2024-01-01' },
+            2,
+            3,
+          ),
         ).toEqual({ status: 'duplicate' });
       });
 
       it('updates boolean and integer keyed records', async () => {
         await driver.insert(BOOL_KEY, [{ flag: false, day: '2024-01-01', note: 'x' }], 1);
         expect(
-          await driver.update(BOOL_KEY, [false, '2024-01-01'], { flag: true, day: '2024-01-01', note: 'y' }, 1, 2),
+          await driver.update(
+            BOOL_KEY,
+            [false, '2024-01-01'],
+            { flag: true, day: '2024-01-01', note: 'y' },
+            1,
+            2,
+          ),
         ).toEqual({ status: 'updated', version: 2 });
         expect((await driver.get(BOOL_KEY, [true, '2024-01-01']))?.record['note']).toBe('y');
         await driver.insert(INT_KEY, [{ n: 5 }], 1);
@@ -708,7 +797,10 @@ export function describeDriverContract(
         await driver.insert(KINDS, [{ id: 'a' }, { id: 'b' }], 1000);
         expect(await driver.activity()).toStrictEqual({ KINDS: { lastCreate: 1000 } });
         await driver.update(KINDS, ['a'], { id: 'a', name: 'x' }, 1, 2000);
-        expect((await driver.activity())['KINDS']).toStrictEqual({ lastCreate: 1000, lastUpdate: 2000 });
+        expect((await driver.activity())['KINDS']).toStrictEqual({
+          lastCreate: 1000,
+          lastUpdate: 2000,
+        });
         await driver.delete(KINDS, ['b'], 3000);
         await driver.insert(INT_KEY, [{ n: 1 }], 4000);
         expect(await driver.activity()).toStrictEqual({
@@ -734,7 +826,9 @@ export function describeDriverContract(
         await driver.delete(KINDS, ['a'], 2000);
         await driver.close();
         const other = await reopen();
-        expect(await other.activity()).toStrictEqual({ KINDS: { lastCreate: 1000, lastDelete: 2000 } });
+        expect(await other.activity()).toStrictEqual({
+          KINDS: { lastCreate: 1000, lastDelete: 2000 },
+        });
       });
     });
 
@@ -804,7 +898,9 @@ export function describeDriverContract(
           const containing = FILTER_DATA.filter(
             (r) => typeof r['name'] === 'string' && r['name'].includes(value),
           ).map((r) => r['id']);
-          expect(await matching(where(cond('name', 'CONTAINS', 'text', value)))).toEqual(containing);
+          expect(await matching(where(cond('name', 'CONTAINS', 'text', value)))).toEqual(
+            containing,
+          );
           expect(await driver.count(KINDS, { filters: [], orderBy: [] })).toBe(FILTER_DATA.length);
         });
       });
@@ -922,16 +1018,22 @@ export function describeDriverContract(
 
       it('conditions of a group are ORed', async () => {
         expect(
-          await matching(where([cond('count', 'EQUALS', 'integer', 1), cond('count', 'EQUALS', 'integer', 10)])),
+          await matching(
+            where([cond('count', 'EQUALS', 'integer', 1), cond('count', 'EQUALS', 'integer', 10)]),
+          ),
         ).toEqual(['r01', 'r03']);
         expect(
-          await matching(where([cond('name', 'EQUALS', 'text', 'axb'), cond('price', 'GT', 'decimal', '100')])),
+          await matching(
+            where([cond('name', 'EQUALS', 'text', 'axb'), cond('price', 'GT', 'decimal', '100')]),
+          ),
         ).toEqual(['r06', 'r07', 'r12']);
       });
 
       it('groups are ANDed', async () => {
         expect(
-          await matching(where(cond('active', 'EQUALS', 'boolean', true), cond('count', 'GT', 'integer', 1))),
+          await matching(
+            where(cond('active', 'EQUALS', 'boolean', true), cond('count', 'GT', 'integer', 1)),
+          ),
         ).toEqual(['r03', 'r08']);
         expect(
           await matching(
@@ -946,7 +1048,10 @@ export function describeDriverContract(
             where(
               [cond('count', 'EQUALS', 'integer', 1), cond('count', 'EQUALS', 'integer', 10)],
               [cond('active', 'EQUALS', 'boolean', true)],
-              [cond(['meta', 'address', 'city'], 'CONTAINS', 'text', 'isa'), cond('tags', 'CONTAINS', 'text', 'x', true)],
+              [
+                cond(['meta', 'address', 'city'], 'CONTAINS', 'text', 'isa'),
+                cond('tags', 'CONTAINS', 'text', 'x', true),
+              ],
             ),
           ),
         ).toEqual(['r01', 'r03']);
@@ -954,7 +1059,12 @@ export function describeDriverContract(
 
       it('count uses the filters and ignores order and paging', async () => {
         expect(await driver.count(KINDS, { filters: [], orderBy: [] })).toBe(12);
-        expect(await driver.count(KINDS, { filters: where(cond('active', 'EQUALS', 'boolean', true)), orderBy: [] })).toBe(4);
+        expect(
+          await driver.count(KINDS, {
+            filters: where(cond('active', 'EQUALS', 'boolean', true)),
+            orderBy: [],
+          }),
+        ).toBe(4);
         expect(
           await driver.count(KINDS, {
             filters: where(cond('active', 'EQUALS', 'boolean', true)),
@@ -963,9 +1073,24 @@ export function describeDriverContract(
             limit: 1,
           }),
         ).toBe(4);
-        expect(await driver.count(KINDS, { filters: where(cond('tags', 'CONTAINS', 'text', 'red', true)), orderBy: [] })).toBe(2);
-        expect(await driver.count(KINDS, { filters: where(cond('name', 'CONTAINS', 'text', '%')), orderBy: [] })).toBe(2);
-        expect(await driver.count(KINDS, { filters: where(cond('price', 'GT', 'decimal', '9.75')), orderBy: [] })).toBe(5);
+        expect(
+          await driver.count(KINDS, {
+            filters: where(cond('tags', 'CONTAINS', 'text', 'red', true)),
+            orderBy: [],
+          }),
+        ).toBe(2);
+        expect(
+          await driver.count(KINDS, {
+            filters: where(cond('name', 'CONTAINS', 'text', '%')),
+            orderBy: [],
+          }),
+        ).toBe(2);
+        expect(
+          await driver.count(KINDS, {
+            filters: where(cond('price', 'GT', 'decimal', '9.75')),
+            orderBy: [],
+          }),
+        ).toBe(5);
         expect(await driver.count(INT_KEY, { filters: [], orderBy: [] })).toBe(0);
       });
     });
@@ -978,58 +1103,168 @@ export function describeDriverContract(
 
       it('integer ascending: NULLs first, ties broken by the key', async () => {
         expect(await ordered({ orderBy: order('count') })).toEqual([
-          'r11', 'r04', 'r05', 'r01', 'r02', 'r10', 'r06', 'r07', 'r12', 'r03', 'r09', 'r08',
+          'r11',
+          'r04',
+          'r05',
+          'r01',
+          'r02',
+          'r10',
+          'r06',
+          'r07',
+          'r12',
+          'r03',
+          'r09',
+          'r08',
         ]);
       });
 
       it('integer descending: NULLs last, ties broken by the key descending', async () => {
         expect(await ordered({ orderBy: order('-count') })).toEqual([
-          'r08', 'r09', 'r03', 'r12', 'r07', 'r06', 'r10', 'r02', 'r01', 'r05', 'r04', 'r11',
+          'r08',
+          'r09',
+          'r03',
+          'r12',
+          'r07',
+          'r06',
+          'r10',
+          'r02',
+          'r01',
+          'r05',
+          'r04',
+          'r11',
         ]);
       });
 
       it('decimal orders numerically and exactly', async () => {
         expect(await ordered({ orderBy: order('price') })).toEqual([
-          'r11', 'r09', 'r12', 'r04', 'r05', 'r08', 'r01', 'r10', 'r02', 'r03', 'r07', 'r06',
+          'r11',
+          'r09',
+          'r12',
+          'r04',
+          'r05',
+          'r08',
+          'r01',
+          'r10',
+          'r02',
+          'r03',
+          'r07',
+          'r06',
         ]);
       });
 
       it('text orders by code point (binary, case-sensitive)', async () => {
         expect(await ordered({ orderBy: order('name') })).toEqual([
-          'r11', 'r09', 'r04', 'r03', 'r02', 'r10', 'r05', 'r01', 'r12', 'r06', 'r07', 'r08',
+          'r11',
+          'r09',
+          'r04',
+          'r03',
+          'r02',
+          'r10',
+          'r05',
+          'r01',
+          'r12',
+          'r06',
+          'r07',
+          'r08',
         ]);
       });
 
       it('double ascending with NULLs first', async () => {
         expect(await ordered({ orderBy: order('ratio') })).toEqual([
-          'r11', 'r12', 'r03', 'r08', 'r04', 'r01', 'r02', 'r06', 'r07', 'r09', 'r10', 'r05',
+          'r11',
+          'r12',
+          'r03',
+          'r08',
+          'r04',
+          'r01',
+          'r02',
+          'r06',
+          'r07',
+          'r09',
+          'r10',
+          'r05',
         ]);
       });
 
       it('datetime descending with NULLs last', async () => {
         expect(await ordered({ orderBy: order('-at') })).toEqual([
-          'r07', 'r04', 'r02', 'r05', 'r01', 'r03', 'r12', 'r11', 'r10', 'r09', 'r08', 'r06',
+          'r07',
+          'r04',
+          'r02',
+          'r05',
+          'r01',
+          'r03',
+          'r12',
+          'r11',
+          'r10',
+          'r09',
+          'r08',
+          'r06',
         ]);
       });
 
       it('date ascending', async () => {
         expect(await ordered({ orderBy: order('day') })).toEqual([
-          'r07', 'r09', 'r10', 'r11', 'r12', 'r03', 'r05', 'r01', 'r02', 'r04', 'r06', 'r08',
+          'r07',
+          'r09',
+          'r10',
+          'r11',
+          'r12',
+          'r03',
+          'r05',
+          'r01',
+          'r02',
+          'r04',
+          'r06',
+          'r08',
         ]);
       });
 
       it('boolean: false before true, NULLs first; ties by key', async () => {
         expect(await ordered({ orderBy: order('active') })).toEqual([
-          'r06', 'r09', 'r10', 'r11', 'r12', 'r02', 'r04', 'r07', 'r01', 'r03', 'r05', 'r08',
+          'r06',
+          'r09',
+          'r10',
+          'r11',
+          'r12',
+          'r02',
+          'r04',
+          'r07',
+          'r01',
+          'r03',
+          'r05',
+          'r08',
         ]);
         expect(await ordered({ orderBy: order('-active') })).toEqual([
-          'r08', 'r05', 'r03', 'r01', 'r07', 'r04', 'r02', 'r12', 'r11', 'r10', 'r09', 'r06',
+          'r08',
+          'r05',
+          'r03',
+          'r01',
+          'r07',
+          'r04',
+          'r02',
+          'r12',
+          'r11',
+          'r10',
+          'r09',
+          'r06',
         ]);
       });
 
       it('several keys with mixed directions', async () => {
         expect(await ordered({ orderBy: order('active', '-count') })).toEqual([
-          'r09', 'r12', 'r06', 'r10', 'r11', 'r07', 'r02', 'r04', 'r08', 'r03', 'r01', 'r05',
+          'r09',
+          'r12',
+          'r06',
+          'r10',
+          'r11',
+          'r07',
+          'r02',
+          'r04',
+          'r08',
+          'r03',
+          'r01',
+          'r05',
         ]);
       });
 
@@ -1056,24 +1291,48 @@ export function describeDriverContract(
 
       it('keyset after: ascending, descending, NULL cursor values, decimal', async () => {
         expect(await ordered({ orderBy: order('count'), after: [7, 'r06'] })).toEqual([
-          'r07', 'r12', 'r03', 'r09', 'r08',
+          'r07',
+          'r12',
+          'r03',
+          'r09',
+          'r08',
         ]);
         expect(await ordered({ orderBy: order('count'), after: [null, 'r11'] })).toEqual([
-          'r04', 'r05', 'r01', 'r02', 'r10', 'r06', 'r07', 'r12', 'r03', 'r09', 'r08',
+          'r04',
+          'r05',
+          'r01',
+          'r02',
+          'r10',
+          'r06',
+          'r07',
+          'r12',
+          'r03',
+          'r09',
+          'r08',
         ]);
         expect(await ordered({ orderBy: order('-count'), after: [7, 'r07'], limit: 4 })).toEqual([
-          'r06', 'r10', 'r02', 'r01',
+          'r06',
+          'r10',
+          'r02',
+          'r01',
         ]);
         expect(await ordered({ orderBy: order('-count'), after: [-5, 'r04'] })).toEqual(['r11']);
         expect(await ordered({ orderBy: order('-count'), after: [null, 'r11'] })).toEqual([]);
         expect(await ordered({ orderBy: order('price'), after: ['9.75', 'r01'] })).toEqual([
-          'r10', 'r02', 'r03', 'r07', 'r06',
+          'r10',
+          'r02',
+          'r03',
+          'r07',
+          'r06',
         ]);
-        expect(await ordered({ orderBy: order('-active', 'name'), after: [false, 'Alpha', 'r02'] })).toEqual([
-          'r07', 'r09', 'r06', 'r10', 'r12', 'r11',
-        ]);
+        expect(
+          await ordered({ orderBy: order('-active', 'name'), after: [false, 'Alpha', 'r02'] }),
+        ).toEqual(['r07', 'r11', 'r09', 'r10', 'r12', 'r06']);
         expect(await ordered({ after: ['r10'] })).toEqual(['r11', 'r12']);
-        expect(await ordered({ orderBy: order('-id'), after: ['r03', 'r03'] })).toEqual(['r02', 'r01']);
+        expect(await ordered({ orderBy: order('-id'), after: ['r03', 'r03'] })).toEqual([
+          'r02',
+          'r01',
+        ]);
         expect(await ordered({ orderBy: order('-id'), after: ['r03'] })).toEqual(['r02', 'r01']);
       });
 
@@ -1136,7 +1395,10 @@ export function describeDriverContract(
         };
       };
 
-      const afterOf = (orderBy: readonly OrderTerm[], record: StoredFields): (KeyValue | null)[] => [
+      const afterOf = (
+        orderBy: readonly OrderTerm[],
+        record: StoredFields,
+      ): (KeyValue | null)[] => [
         ...orderBy.map((t) => (record[t.column] ?? null) as KeyValue | null),
         ...PAGED.key.map((k) => record[k] as KeyValue),
       ];
@@ -1215,7 +1477,11 @@ export function describeDriverContract(
             if (page.length < PAGE) break;
             after = afterOf(orderBy, page.at(-1)!.record);
             // Meanwhile, others insert rows (sorting anywhere) and delete rows (seen or not).
-            const inserted = [makeRow(nextId++, next), makeRow(nextId++, next), makeRow(nextId++, next)];
+            const inserted = [
+              makeRow(nextId++, next),
+              makeRow(nextId++, next),
+              makeRow(nextId++, next),
+            ];
             await driver.insert(PAGED, inserted, 2);
             for (const row of inserted) live.add(row['id'] as number);
             for (let d = 0; d < 3; d++) {

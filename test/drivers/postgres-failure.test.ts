@@ -45,7 +45,9 @@ function findBinDir(): string | undefined {
   const pgConfig = spawnSync('pg_config', ['--bindir'], { encoding: 'utf8' });
   if (pgConfig.status === 0) candidates.push(pgConfig.stdout.trim());
   for (const dir of (process.env['PATH'] ?? '').split(':')) if (dir !== '') candidates.push(dir);
-  return candidates.find((dir) => existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'pg_ctl')));
+  return candidates.find(
+    (dir) => existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'pg_ctl')),
+  );
 }
 
 function shellQuote(arg: string): string {
@@ -68,16 +70,25 @@ function detectEnvironment(): Environment | string {
     return `running as root and there is no user "${user}" to run PostgreSQL as; set PG_TEST_OS_USER`;
   }
   const owner = { uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) };
-  const runuser = ['/usr/sbin/runuser', '/sbin/runuser', '/usr/bin/runuser'].find((p) => existsSync(p));
+  const runuser = ['/usr/sbin/runuser', '/sbin/runuser', '/usr/bin/runuser'].find((p) =>
+    existsSync(p),
+  );
   if (runuser !== undefined) {
-    return { bin, owner, runAs: (command, args) => [runuser, ['-u', user, '--', command, ...args]] };
+    return {
+      bin,
+      owner,
+      runAs: (command, args) => [runuser, ['-u', user, '--', command, ...args]],
+    };
   }
   const su = ['/usr/bin/su', '/bin/su'].find((p) => existsSync(p));
   if (su !== undefined) {
     return {
       bin,
       owner,
-      runAs: (command, args) => [su, ['-s', '/bin/sh', user, '-c', [command, ...args].map(shellQuote).join(' ')]],
+      runAs: (command, args) => [
+        su,
+        ['-s', '/bin/sh', user, '-c', [command, ...args].map(shellQuote).join(' ')],
+      ],
     };
   }
   return 'running as root and neither runuser nor su is available to run PostgreSQL as another user';
@@ -131,7 +142,11 @@ class PrivatePostgres {
     return instance;
   }
 
-  private run(tool: string, args: readonly string[], allowFailure = false): SpawnSyncReturns<string> {
+  private run(
+    tool: string,
+    args: readonly string[],
+    allowFailure = false,
+  ): SpawnSyncReturns<string> {
     const [command, argv] = this.env.runAs(join(this.env.bin, tool), args);
     const result = spawnSync(command, argv, {
       encoding: 'utf8',
@@ -302,7 +317,9 @@ if (skipReason !== undefined) {
       expect((await driver.get(table, ['a']))?.record).toEqual({ id: 'a', qty: 1 });
       await driver.insert(table, [{ id: 'b', qty: 2 }], 3000);
       expect(await driver.count(table, { filters: [], orderBy: [] })).toBe(2);
-      expect((await driver.update(table, ['b'], { id: 'b', qty: 3 }, 1, 4000)).status).toBe('updated');
+      expect((await driver.update(table, ['b'], { id: 'b', qty: 3 }, 1, 4000)).status).toBe(
+        'updated',
+      );
       // Idle connections broken by the shutdown were reported, not thrown.
       for (const error of idleErrors) expect(error).toBeInstanceOf(Error);
     });

@@ -26,7 +26,9 @@ describe('request size limit', () => {
   });
 
   it('accepts a body under the limit', async () => {
-    const response = await service.request('POST', '/data/category', { body: { data: { name: 'small' } } });
+    const response = await service.request('POST', '/data/category', {
+      body: { data: { name: 'small' } },
+    });
     expect(response.status).toBe(200);
   });
 });
@@ -46,7 +48,8 @@ describe('internal errors', () => {
     const logger = createLogger({ level: 'error' });
     const write = (line: string): void => void logged.push(line);
     const captured = Object.assign(logger, {});
-    captured.error = ((object: unknown, message?: string) => write(JSON.stringify({ object, message }))) as typeof logger.error;
+    captured.error = ((object: unknown, message?: string) =>
+      write(JSON.stringify({ object, message }))) as typeof logger.error;
     const app = booted.createApp({ driver: failing, logger: captured });
     server = await serve(app.callback());
   });
@@ -55,7 +58,9 @@ describe('internal errors', () => {
   });
 
   it('answers 500 with a generic reason and logs the details with the request id', async () => {
-    const response = await server.request('GET', '/data/product/p1', { headers: { 'x-request-id': 'req-500' } });
+    const response = await server.request('GET', '/data/product/p1', {
+      headers: { 'x-request-id': 'req-500' },
+    });
     expect(response.status).toBe(500);
     expect(response.body).toEqual({ status: 'error', error: { reason: 'Internal server error' } });
     expect(response.text).not.toContain('secret');

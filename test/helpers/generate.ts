@@ -23,6 +23,7 @@ export const FIXTURES: readonly Fixture[] = [
   { name: 'composite-key', schemas: ['fixtures/composite-key/schema.json'] },
   { name: 'integer-key', schemas: ['fixtures/integer-key/schema.yaml'] },
   { name: 'gemini', schemas: ['fixtures/gemini/schema.json'] },
+  { name: 'listing', schemas: ['fixtures/listing/schema.yaml'] },
 ];
 
 /** Reads a fixture's schema files as the CLI would, with names relative to the repository. */
@@ -39,7 +40,9 @@ export async function generateFixture(fixture: Fixture): Promise<readonly Genera
     outputDir: `${fixture.name}-service`,
   });
   if (result.diagnostics.length > 0) {
-    throw new Error(`fixture ${fixture.name} is invalid:\n${JSON.stringify(result.diagnostics, null, 2)}`);
+    throw new Error(
+      `fixture ${fixture.name} is invalid:\n${JSON.stringify(result.diagnostics, null, 2)}`,
+    );
   }
   return result.files;
 }

@@ -14,7 +14,11 @@ export interface JsonResponse {
 /** A running HTTP server for a Koa callback, with small request helpers. */
 export interface TestServer {
   readonly url: string;
-  request(method: string, path: string, options?: { body?: unknown; raw?: string; headers?: Record<string, string> }): Promise<JsonResponse>;
+  request(
+    method: string,
+    path: string,
+    options?: { body?: unknown; raw?: string; headers?: Record<string, string> },
+  ): Promise<JsonResponse>;
   close(): Promise<void>;
 }
 
@@ -34,7 +38,11 @@ export async function serve(callback: Parameters<typeof createServer>[1]): Promi
         body = JSON.stringify(options.body);
         headers['content-type'] ??= 'application/json';
       }
-      const response = await fetch(`${url}${path}`, { method, headers, ...(body === undefined ? {} : { body }) });
+      const response = await fetch(`${url}${path}`, {
+        method,
+        headers,
+        ...(body === undefined ? {} : { body }),
+      });
       const text = await response.text();
       let parsed: unknown = undefined;
       if (text !== '') {

@@ -1,6 +1,11 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { ServiceApp, ServiceOptions, StorageDriver, TableDescriptor } from '@entity-gen/runtime';
+import type {
+  ServiceApp,
+  ServiceOptions,
+  StorageDriver,
+  TableDescriptor,
+} from '@entity-gen/runtime';
 import { createLogger } from '@entity-gen/runtime';
 import { SqliteDriver } from '@entity-gen/runtime/sqlite';
 import { fixtureNamed, generateFixtureInto } from './generate.js';
@@ -21,8 +26,14 @@ export interface BootedService extends TestServer {
 
 /** Loads the TypeScript sources of a service generated into `dir` (vitest transpiles them). */
 export async function loadGenerated(dir: string): Promise<GeneratedModules> {
-  const app = (await import(pathToFileURL(join(dir, 'src', 'app.ts')).href)) as Pick<GeneratedModules, 'createApp'>;
-  const service = (await import(pathToFileURL(join(dir, 'src', 'service.ts')).href)) as Pick<GeneratedModules, 'tables'>;
+  const app = (await import(pathToFileURL(join(dir, 'src', 'app.ts')).href)) as Pick<
+    GeneratedModules,
+    'createApp'
+  >;
+  const service = (await import(pathToFileURL(join(dir, 'src', 'service.ts')).href)) as Pick<
+    GeneratedModules,
+    'tables'
+  >;
   return { createApp: app.createApp, tables: service.tables };
 }
 

@@ -22,7 +22,8 @@ export async function readJsonBody(ctx: Context, limit: number): Promise<unknown
   const declared = ctx.request.length;
   if (declared !== undefined && declared > limit) throw tooLarge(limit);
   const text = await readText(ctx, limit);
-  if (text.trim() === '') throw new BadRequestError('Request body is empty; expected a JSON object');
+  if (text.trim() === '')
+    throw new BadRequestError('Request body is empty; expected a JSON object');
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {

@@ -126,7 +126,5 @@ export function postgresDialect(table: TableDescriptor): SqlDialect {
 
 /** Length in Unicode code points, as PostgreSQL's `left`/`right`/`length` count in UTF-8 databases. */
 function codePoints(text: string): number {
-  let count = 0;
-  for (const _ of text) count++;
-  return count;
+  return Array.from(text).length;
 }

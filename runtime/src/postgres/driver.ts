@@ -124,7 +124,11 @@ export class PostgresDriver implements StorageDriver {
     } else {
       options = { ...extra, ...config };
       const env = options.env ?? process.env;
-      this.settings = parsePostgresUrl(options.url ?? env['DATABASE_URL'] ?? 'postgres://', env, options);
+      this.settings = parsePostgresUrl(
+        options.url ?? env['DATABASE_URL'] ?? 'postgres://',
+        env,
+        options,
+      );
     }
     const s = this.settings;
     const poolConfig: pg.PoolConfig = {
@@ -183,7 +187,8 @@ export class PostgresDriver implements StorageDriver {
     this.checkOpen();
     for (const table of tables) checkColumnNames(table);
     await this.withClient(async (client) => {
-      const dateStyle = (await client.query<{ DateStyle: string }>('SHOW DateStyle')).rows[0]?.DateStyle;
+      const dateStyle = (await client.query<{ DateStyle: string }>('SHOW DateStyle')).rows[0]
+        ?.DateStyle;
       if (dateStyle !== undefined && !/^ISO/i.test(dateStyle)) {
         throw new Error(
           `PostgreSQL DateStyle is ${dateStyle}; the driver needs ISO output. Set it for the database ` +
@@ -194,8 +199,12 @@ export class PostgresDriver implements StorageDriver {
       try {
         const schema = this.settings.schema;
         if (schema !== undefined) {
-          const exists = await client.query('SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1', [schema]);
-          if (exists.rowCount === 0) await ddl(client, `CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
+          const exists = await client.query(
+            'SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1',
+            [schema],
+          );
+          if (exists.rowCount === 0)
+            await ddl(client, `CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
         }
         await ddl(client, createActivityTableSql(schema));
         for (const table of tables) {
@@ -204,7 +213,11 @@ export class PostgresDriver implements StorageDriver {
           for (const statement of createIndexSql(schema, table)) await ddl(client, statement);
         }
       } finally {
-        if (locked) await client.query('SELECT pg_advisory_unlock($1, $2)', advisoryKey(this.settings.schema));
+        if (locked)
+          await client.query(
+            'SELECT pg_advisory_unlock($1, $2)',
+            advisoryKey(this.settings.schema),
+          );
       }
     });
     for (const table of tables) this.tables.set(table.table, this.prepareTable(table));
@@ -213,12 +226,21 @@ export class PostgresDriver implements StorageDriver {
   async get(table: TableDescriptor, key: KeyValues): Promise<StoredRecord | undefined> {
     const state = this.state(table);
     const values = keyParams(state, key);
-    const result = await this.run({ name: statementName(state.get), text: state.get, values, rowMode: 'array' });
+    const result = await this.run({
+      name: statementName(state.get),
+      text: state.get,
+      values,
+      rowMode: 'array',
+    });
     const row = result.rows[0] as Row | undefined;
     return row === undefined ? undefined : toStored(state, row);
   }
 
-  async insert(table: TableDescriptor, records: readonly StoredFields[], now: number): Promise<void> {
+  async insert(
+    table: TableDescriptor,
+    records: readonly StoredFields[],
+    now: number,
+  ): Promise<void> {
     const state = this.state(table);
     checkTime(now);
     if (records.length === 0) return;
@@ -259,7 +281,9 @@ export class PostgresDriver implements StorageDriver {
   ): Promise<UpdateResult> {
     const state = this.state(table);
     checkTime(now);
-    const values: unknown[] = state.columns.map((c) => toParam(state.descriptor.table, c, record[c.name]));
+    const values: unknown[] = state.columns.map((c) =>
+      toParam(state.descriptor.table, c, record[c.name]),
+    );
     values.push(now, ...keyParams(state, key), expectedVersion, state.descriptor.entity);
     try {
       const result = await this.run({
@@ -269,7 +293,9 @@ export class PostgresDriver implements StorageDriver {
         rowMode: 'array',
       });
       const row = result.rows[0] as Row | undefined;
-      return row === undefined ? { status: 'conflict' } : { status: 'updated', version: Number(row[0]) };
+      return row === undefined
+        ? { status: 'conflict' }
+        : { status: 'updated', version: Number(row[0]) };
     } catch (error) {
       if (sqlState(error) === '23505') return { status: 'duplicate' };
       throw error;
@@ -313,7 +339,11 @@ export class PostgresDriver implements StorageDriver {
 
   async activity(): Promise<Readonly<Record<string, EntityActivity>>> {
     this.checkOpen();
-    const result = await this.run({ name: statementName(this.activitySql), text: this.activitySql, rowMode: 'array' });
+    const result = await this.run({
+      name: statementName(this.activitySql),
+      text: this.activitySql,
+      rowMode: 'array',
+    });
     const activities: Record<string, EntityActivity> = {};
     for (const row of result.rows as [string, number | null, number | null, number | null][]) {
       const [entity, lastCreate, lastUpdate, lastDelete] = row;
@@ -334,7 +364,10 @@ export class PostgresDriver implements StorageDriver {
   async ping(): Promise<void> {
     this.checkOpen();
     // Bounded by the connect timeout even when statement timeouts are switched off.
-    await this.run({ text: 'SELECT 1', query_timeout: this.settings.connectTimeoutMs } as pg.QueryConfig);
+    await this.run({
+      text: 'SELECT 1',
+      query_timeout: this.settings.connectTimeoutMs,
+    } as pg.QueryConfig);
   }
 
   async close(): Promise<void> {
@@ -373,7 +406,8 @@ export class PostgresDriver implements StorageDriver {
   private state(table: TableDescriptor): TableState {
     this.checkOpen();
     const state = this.tables.get(table.table);
-    if (state === undefined) throw new Error(`PostgreSQL driver: table ${table.table} was not passed to open()`);
+    if (state === undefined)
+      throw new Error(`PostgreSQL driver: table ${table.table} was not passed to open()`);
     return state;
   }
 
@@ -399,7 +433,8 @@ export class PostgresDriver implements StorageDriver {
     try {
       return await fn(client);
     } catch (error) {
-      if (isUnavailable(error)) broken ??= error instanceof Error ? error : new Error(describeError(error));
+      if (isUnavailable(error))
+        broken ??= error instanceof Error ? error : new Error(describeError(error));
       throw translateError(error);
     } finally {
       client.off('error', onError);
@@ -451,7 +486,10 @@ export class PostgresDriver implements StorageDriver {
   }
 
   /** Position of the first record whose key exists or repeats an earlier one (SQLite reports the same). */
-  private async duplicateIndex(state: TableState, records: readonly StoredFields[]): Promise<number | undefined> {
+  private async duplicateIndex(
+    state: TableState,
+    records: readonly StoredFields[],
+  ): Promise<number | undefined> {
     const keyColumns = state.keyIndexes.map((i) => state.columns[i]!);
     const arrays = keyColumns.map((c) =>
       records.map((r) => toText(state.descriptor.table, c, r[c.name])),
@@ -462,7 +500,11 @@ export class PostgresDriver implements StorageDriver {
       values: arrays,
       rowMode: 'array',
     });
-    const existing = new Set((result.rows as Row[]).map((row) => JSON.stringify(row.map((v, i) => normalizeKey(keyColumns[i]!.kind, v)))));
+    const existing = new Set(
+      (result.rows as Row[]).map((row) =>
+        JSON.stringify(row.map((v, i) => normalizeKey(keyColumns[i]!.kind, v))),
+      ),
+    );
     const seen = new Set<string>();
     for (let i = 0; i < records.length; i++) {
       const key = JSON.stringify(keyColumns.map((c) => normalizeKey(c.kind, records[i]![c.name])));
@@ -483,7 +525,9 @@ export class PostgresDriver implements StorageDriver {
     const updated = quoteIdent(UPDATED_COLUMN);
     const select = [...names, version, created, updated].join(', ');
     const bareTable = quoteIdent(descriptor.table);
-    const listSelect = [...names, version, created, updated].map((c) => `${bareTable}.${c}`).join(', ');
+    const listSelect = [...names, version, created, updated]
+      .map((c) => `${bareTable}.${c}`)
+      .join(', ');
     const n = columns.length;
     const keyWhere = (first: number): string =>
       descriptor.key.map((k, i) => `${quoteIdent(k)} = $${first + i}`).join(' AND ');
@@ -618,7 +662,8 @@ function qualifyFrom(sql: string, head: string, table: string, tableSql: string)
 }
 
 function checkTime(now: number): void {
-  if (!Number.isSafeInteger(now)) throw new TypeError(`Write time must be integer milliseconds, got ${now}`);
+  if (!Number.isSafeInteger(now))
+    throw new TypeError(`Write time must be integer milliseconds, got ${now}`);
 }
 
 function sleep(ms: number): Promise<void> {
@@ -631,7 +676,9 @@ function keyParams(state: TableState, key: KeyValues): unknown[] {
       `Table ${state.descriptor.table}: expected ${state.keyIndexes.length} key values, got ${key.length}`,
     );
   }
-  return state.keyIndexes.map((index, i) => toParam(state.descriptor.table, state.columns[index]!, key[i]));
+  return state.keyIndexes.map((index, i) =>
+    toParam(state.descriptor.table, state.columns[index]!, key[i]),
+  );
 }
 
 /** A key value as compared in JS: numbers for BIGINT, booleans, everything else as text. */
@@ -685,7 +732,12 @@ function toStored(state: TableState, row: Row): StoredRecord {
     if (value === null || value === undefined) continue;
     const name = columns[i]!.name;
     if (name === '__proto__') {
-      Object.defineProperty(record, name, { value, enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(record, name, {
+        value,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     } else {
       record[name] = value;
     }

@@ -56,7 +56,10 @@ export function isUnavailable(error: unknown, depth = 0): boolean {
     if (UNAVAILABLE_SQLSTATES.has(code) || code.startsWith('08')) return true;
   }
   const message = (error as { message?: unknown }).message;
-  if (typeof message === 'string' && UNAVAILABLE_MESSAGES.some((pattern) => pattern.test(message))) {
+  if (
+    typeof message === 'string' &&
+    UNAVAILABLE_MESSAGES.some((pattern) => pattern.test(message))
+  ) {
     return true;
   }
   // Node's happy-eyeballs connect reports an AggregateError of one error per address.
@@ -76,7 +79,8 @@ export function describeError(error: unknown): string {
   const nested = (error as { errors?: unknown }).errors;
   let text = typeof message === 'string' && message !== '' ? message : '';
   if (text === '' && Array.isArray(nested) && nested.length > 0) text = describeError(nested[0]);
-  if (typeof code === 'string' && !text.includes(code)) text = text === '' ? code : `${code}: ${text}`;
+  if (typeof code === 'string' && !text.includes(code))
+    text = text === '' ? code : `${code}: ${text}`;
   return text === '' ? 'unknown error' : text;
 }
 

@@ -117,7 +117,8 @@ export function parsePostgresUrl(
       throw new PostgresConfigError('The PostgreSQL URL has a malformed percent-escape');
     }
   };
-  const urlHost = parsed.hostname === '' ? undefined : decode(parsed.hostname.replace(/^\[(.*)\]$/, '$1'));
+  const urlHost =
+    parsed.hostname === '' ? undefined : decode(parsed.hostname.replace(/^\[(.*)\]$/, '$1'));
   const urlPath = parsed.pathname.replace(/^\//, '');
 
   const fromEnv = (name: string): string | undefined => {
@@ -126,16 +127,25 @@ export function parsePostgresUrl(
   };
   const integer = (value: string | undefined, what: string, min: number): number | undefined => {
     if (value === undefined) return undefined;
-    if (!/^\d+$/.test(value.trim()) || Number(value) < min || !Number.isSafeInteger(Number(value))) {
+    if (
+      !/^\d+$/.test(value.trim()) ||
+      Number(value) < min ||
+      !Number.isSafeInteger(Number(value))
+    ) {
       throw new PostgresConfigError(`${what} must be an integer ≥ ${min}, got "${value}"`);
     }
     return Number(value);
   };
 
   const portText = params.get('port') ?? (parsed.port === '' ? undefined : parsed.port);
-  const connectTimeoutSeconds = integer(params.get('connect_timeout'), 'connect_timeout (seconds)', 0);
+  const connectTimeoutSeconds = integer(
+    params.get('connect_timeout'),
+    'connect_timeout (seconds)',
+    0,
+  );
 
-  const sslModeText = overrides.sslMode ?? params.get('sslmode') ?? fromEnv('PGSSLMODE') ?? 'disable';
+  const sslModeText =
+    overrides.sslMode ?? params.get('sslmode') ?? fromEnv('PGSSLMODE') ?? 'disable';
   if (!['disable', 'require', 'verify-ca', 'verify-full'].includes(sslModeText)) {
     throw new PostgresConfigError(
       `sslmode "${sslModeText}" is not supported; use disable, require, verify-ca or verify-full`,
@@ -156,12 +166,16 @@ export function parsePostgresUrl(
   const settings: PostgresSettings = {
     host: overrides.host ?? params.get('host') ?? urlHost,
     port: overrides.port ?? integer(portText, 'port', 1),
-    user: overrides.user ?? params.get('user') ?? (parsed.username === '' ? undefined : decode(parsed.username)),
+    user:
+      overrides.user ??
+      params.get('user') ??
+      (parsed.username === '' ? undefined : decode(parsed.username)),
     password:
       overrides.password ??
       params.get('password') ??
       (parsed.password === '' ? undefined : decode(parsed.password)),
-    database: overrides.database ?? params.get('dbname') ?? (urlPath === '' ? undefined : decode(urlPath)),
+    database:
+      overrides.database ?? params.get('dbname') ?? (urlPath === '' ? undefined : decode(urlPath)),
     schema,
     poolMax:
       overrides.poolMax ??
@@ -189,7 +203,9 @@ export function parsePostgresUrl(
     sslMode,
     ssl: sslOptions(sslMode, params, overrides.ssl),
     applicationName:
-      overrides.applicationName ?? params.get('application_name') ?? POSTGRES_DEFAULTS.applicationName,
+      overrides.applicationName ??
+      params.get('application_name') ??
+      POSTGRES_DEFAULTS.applicationName,
     options: overrides.options ?? params.get('options'),
     channelBinding: overrides.channelBinding ?? channelBindingText === 'require',
   };
@@ -208,7 +224,9 @@ function sslOptions(
     try {
       return readFileSync(file, 'utf8');
     } catch (error) {
-      throw new PostgresConfigError(`Cannot read ${name} file ${file}: ${(error as Error).message}`);
+      throw new PostgresConfigError(
+        `Cannot read ${name} file ${file}: ${(error as Error).message}`,
+      );
     }
   };
   const options: { -readonly [K in keyof ConnectionOptions]: ConnectionOptions[K] } = {};
@@ -227,7 +245,9 @@ function sslOptions(
       break;
     case 'verify-ca':
       if (ca === undefined) {
-        throw new PostgresConfigError('sslmode=verify-ca needs sslrootcert=<file of the CA certificate>');
+        throw new PostgresConfigError(
+          'sslmode=verify-ca needs sslrootcert=<file of the CA certificate>',
+        );
       }
       options.checkServerIdentity = () => undefined;
       break;

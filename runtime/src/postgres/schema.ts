@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ColumnDescriptor, ColumnKind, TableDescriptor } from '../driver.js';
+import type { ColumnKind, TableDescriptor } from '../driver.js';
 
 /** Name of the table holding each entity's last create/update/delete time. */
 export const ACTIVITY_TABLE = '_eg_activity';
@@ -81,7 +81,10 @@ export function qualify(schema: string | undefined, table: string): string {
 export function indexName(table: string, column: string): string {
   const name = `${table}__${column}__idx`;
   if (Buffer.byteLength(name) <= MAX_IDENTIFIER_BYTES) return name;
-  const prefix = Buffer.from(table).subarray(0, 40).toString().replace(/\uFFFD+$/, '');
+  const prefix = Buffer.from(table)
+    .subarray(0, 40)
+    .toString()
+    .replace(/\uFFFD+$/, '');
   return `${prefix}_${shortHash(`${table}\0${column}`)}_idx`;
 }
 
@@ -104,7 +107,9 @@ export function checkColumnNames(table: TableDescriptor): void {
     seen.add(column.name);
   }
   if (Buffer.byteLength(table.table) > MAX_IDENTIFIER_BYTES) {
-    throw new Error(`Table name ${table.table} is longer than PostgreSQL's ${MAX_IDENTIFIER_BYTES}-byte identifier limit`);
+    throw new Error(
+      `Table name ${table.table} is longer than PostgreSQL's ${MAX_IDENTIFIER_BYTES}-byte identifier limit`,
+    );
   }
   if (table.key.length === 0) throw new Error(`Table ${table.table} has no key columns`);
   for (const key of table.key) {

@@ -65,7 +65,8 @@ export function buildListSql(
   let sql = `SELECT ${select} FROM ${tableSql}`;
   if (conditions.length > 0) sql += ` WHERE ${conditions.join(' AND ')}`;
   sql += ` ORDER BY ${terms.map((t) => dialect.orderTerm(t.operand, t.descending)).join(', ')}`;
-  const limit = query.limit === undefined ? undefined : params.add(checkCount('limit', query.limit));
+  const limit =
+    query.limit === undefined ? undefined : params.add(checkCount('limit', query.limit));
   const offset =
     query.offset === undefined || query.offset === 0
       ? undefined
@@ -257,10 +258,7 @@ function alignAfter(
   terms: readonly SortTerm[],
 ): (KeyValue | null)[] {
   const after = query.after ?? [];
-  const full = [
-    ...query.orderBy.map((t) => t.column),
-    ...table.key,
-  ];
+  const full = [...query.orderBy.map((t) => t.column), ...table.key];
   if (after.length === terms.length && full.length !== terms.length) return [...after];
   if (after.length !== full.length) {
     throw new Error(
@@ -327,7 +325,9 @@ export function buildKeysetSql(
 
   // (t0 after) OR (t0 = v0 AND t1 after) OR …; every occurrence binds its own parameter.
   const equal = (j: number): string =>
-    (values[j] ?? null) === null ? `${terms[j]!.operand} IS NULL` : `${terms[j]!.operand} = ${bound(j)}`;
+    (values[j] ?? null) === null
+      ? `${terms[j]!.operand} IS NULL`
+      : `${terms[j]!.operand} = ${bound(j)}`;
   const disjuncts: string[] = [];
   for (let i = 0; i < terms.length; i++) {
     if (!canBeAfter(terms[i]!, values[i] ?? null)) continue;

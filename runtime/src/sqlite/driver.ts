@@ -54,7 +54,9 @@ interface TableState {
   readonly update: Statement;
   readonly delete: Statement;
   readonly deleteVersion: Statement;
-  readonly insertMany: Database.Transaction<(records: readonly StoredFields[], now: number) => void>;
+  readonly insertMany: Database.Transaction<
+    (records: readonly StoredFields[], now: number) => void
+  >;
   readonly updateOne: Database.Transaction<(params: unknown[], now: number) => number>;
   readonly deleteOne: Database.Transaction<
     (statement: Statement, params: unknown[], now: number) => Row | undefined
@@ -120,12 +122,14 @@ export class SqliteDriver implements StorageDriver {
             `) WITHOUT ROWID`,
         );
         for (const layout of layouts) {
-          for (const statement of layout.ddl()) db.exec(statement);
+          db.exec(layout.createTableSql());
           checkColumns(db, layout);
+          for (const statement of layout.createIndexSql()) db.exec(statement);
         }
       }).immediate();
       this.prepareShared(db);
-      for (const layout of layouts) this.tables.set(layout.descriptor.table, this.prepareTable(db, layout));
+      for (const layout of layouts)
+        this.tables.set(layout.descriptor.table, this.prepareTable(db, layout));
     } catch (error) {
       throw mapError(error);
     }
@@ -143,7 +147,11 @@ export class SqliteDriver implements StorageDriver {
     }
   }
 
-  async insert(table: TableDescriptor, records: readonly StoredFields[], now: number): Promise<void> {
+  async insert(
+    table: TableDescriptor,
+    records: readonly StoredFields[],
+    now: number,
+  ): Promise<void> {
     try {
       const state = this.state(table);
       if (records.length === 0) return;
@@ -174,7 +182,9 @@ export class SqliteDriver implements StorageDriver {
         if (isPrimaryKeyViolation(error)) return { status: 'duplicate' };
         throw error;
       }
-      return changes === 0 ? { status: 'conflict' } : { status: 'updated', version: expectedVersion + 1 };
+      return changes === 0
+        ? { status: 'conflict' }
+        : { status: 'updated', version: expectedVersion + 1 };
     } catch (error) {
       throw mapError(error);
     }
@@ -226,14 +236,24 @@ export class SqliteDriver implements StorageDriver {
 
   async activity(): Promise<Readonly<Record<string, EntityActivity>>> {
     try {
-      const rows = this.shared().activity.all() as [string, number | null, number | null, number | null][];
+      const rows = this.shared().activity.all() as [
+        string,
+        number | null,
+        number | null,
+        number | null,
+      ][];
       const result: Record<string, EntityActivity> = {};
       for (const [entity, lastCreate, lastUpdate, lastDelete] of rows) {
         const activity: { lastCreate?: number; lastUpdate?: number; lastDelete?: number } = {};
         if (lastCreate !== null) activity.lastCreate = lastCreate;
         if (lastUpdate !== null) activity.lastUpdate = lastUpdate;
         if (lastDelete !== null) activity.lastDelete = lastDelete;
-        Object.defineProperty(result, entity, { value: activity, enumerable: true, writable: true, configurable: true });
+        Object.defineProperty(result, entity, {
+          value: activity,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
       }
       return result;
     } catch (error) {
@@ -244,7 +264,9 @@ export class SqliteDriver implements StorageDriver {
   async ping(): Promise<void> {
     try {
       if (this.db === undefined || this.closed) {
-        throw new StorageUnavailableError(this.closed ? 'the SQLite driver is closed' : 'the SQLite driver is not open');
+        throw new StorageUnavailableError(
+          this.closed ? 'the SQLite driver is closed' : 'the SQLite driver is not open',
+        );
       }
       this.shared().ping.get();
     } catch (error) {
@@ -281,9 +303,11 @@ export class SqliteDriver implements StorageDriver {
     query: ListQuery,
   ): { sql: string; params: unknown[]; plan: QueryPlanRow[] } {
     const { sql, params } = this.listSql(table, query);
-    const plan = this.database()
-      .prepare(`EXPLAIN QUERY PLAN ${sql}`)
-      .all(params) as { id: number; parent: number; detail: string }[];
+    const plan = this.database().prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as {
+      id: number;
+      parent: number;
+      detail: string;
+    }[];
     return { sql, params, plan: plan.map(({ id, parent, detail }) => ({ id, parent, detail })) };
   }
 
@@ -406,7 +430,9 @@ export class SqliteDriver implements StorageDriver {
       `UPDATE ${tableSql} SET ${writeColumns.map((c) => `${c} = ?`).join(', ')}, ` +
         `${updated} = ?, ${version} = ${version} + 1 WHERE ${where} AND ${version} = ?`,
     );
-    const del = db.prepare(`DELETE FROM ${tableSql} WHERE ${where} RETURNING ${returning}`).raw(true);
+    const del = db
+      .prepare(`DELETE FROM ${tableSql} WHERE ${where} RETURNING ${returning}`)
+      .raw(true);
     const deleteVersion = db
       .prepare(`DELETE FROM ${tableSql} WHERE ${where} AND ${version} = ? RETURNING ${returning}`)
       .raw(true);
@@ -439,7 +465,17 @@ export class SqliteDriver implements StorageDriver {
         return row;
       },
     );
-    return { layout, get, insert, update, delete: del, deleteVersion, insertMany, updateOne, deleteOne };
+    return {
+      layout,
+      get,
+      insert,
+      update,
+      delete: del,
+      deleteVersion,
+      insertMany,
+      updateOne,
+      deleteOne,
+    };
   }
 }
 
@@ -454,16 +490,20 @@ function toStored(layout: TableLayout, row: Row): StoredRecord {
 }
 
 function checkTime(now: number): number {
-  if (!Number.isSafeInteger(now)) throw new TypeError(`Write time must be integer milliseconds, got ${now}`);
+  if (!Number.isSafeInteger(now))
+    throw new TypeError(`Write time must be integer milliseconds, got ${now}`);
   return now;
 }
 
 /** Fails clearly when a table created by an older schema lacks columns (there are no migrations). */
 function checkColumns(db: Database.Database, layout: TableLayout): void {
   const present = new Set(
-    (db.prepare(`SELECT name FROM pragma_table_xinfo(?)`).pluck().all(layout.descriptor.table) as string[]).map(
-      (name) => name.toLowerCase(),
-    ),
+    (
+      db
+        .prepare(`SELECT name FROM pragma_table_xinfo(?)`)
+        .pluck()
+        .all(layout.descriptor.table) as string[]
+    ).map((name) => name.toLowerCase()),
   );
   const missing = layout.expectedColumns().filter((c) => !present.has(c.toLowerCase()));
   if (missing.length > 0) {
@@ -504,7 +544,9 @@ function mapError(error: unknown): unknown {
   if (code !== undefined) {
     const primary = /^SQLITE_[A-Z]+/.exec(code)?.[0] ?? code;
     if (UNAVAILABLE.has(primary)) {
-      return new StorageUnavailableError(`SQLite ${code}: ${(error as Error).message}`, { cause: error });
+      return new StorageUnavailableError(`SQLite ${code}: ${(error as Error).message}`, {
+        cause: error,
+      });
     }
     return error;
   }

@@ -55,7 +55,9 @@ export function parseSqliteUrl(url: string): SqliteOptions {
   }
   if (rest.startsWith('//')) rest = rest.slice(2);
   if (rest === '') {
-    throw new Error('Invalid SQLite URL: the database path is empty (use sqlite::memory: or sqlite:<path>)');
+    throw new Error(
+      'Invalid SQLite URL: the database path is empty (use sqlite::memory: or sqlite:<path>)',
+    );
   }
   let synchronous: SqliteSynchronous | undefined;
   let busyTimeoutMs: number | undefined;
@@ -114,7 +116,9 @@ export function resolveSqliteOptions(
         : 'FULL';
   const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
   if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0 || busyTimeoutMs > 2 ** 31 - 1) {
-    throw new Error(`SQLite option busyTimeoutMs must be a non-negative integer, not ${busyTimeoutMs}`);
+    throw new Error(
+      `SQLite option busyTimeoutMs must be a non-negative integer, not ${busyTimeoutMs}`,
+    );
   }
   return { filename: options.filename, synchronous, busyTimeoutMs };
 }

@@ -79,7 +79,8 @@ export class TableLayout {
     }
     this.keyIndexes = descriptor.key.map((name) => {
       const index = this.columns.findIndex((c) => c.name === name);
-      if (index < 0) throw new Error(`Table ${descriptor.table}: key column ${name} is not a field`);
+      if (index < 0)
+        throw new Error(`Table ${descriptor.table}: key column ${name} is not a field`);
       return index;
     });
     this.encoders = this.columns.map((c) => encoderFor(descriptor.table, c));
@@ -88,8 +89,8 @@ export class TableLayout {
     this.unsafeNames = this.columns.map((c) => c.name === '__proto__');
   }
 
-  /** Statements that create the table and its indexes (idempotent). */
-  ddl(): string[] {
+  /** `CREATE TABLE IF NOT EXISTS` for the table. */
+  createTableSql(): string {
     const { descriptor } = this;
     const keys = new Set(descriptor.key);
     const definitions = this.columns.map((c) => {
@@ -107,9 +108,13 @@ export class TableLayout {
       `${quoteIdentifier(VERSION_COLUMN)} INTEGER NOT NULL`,
       `PRIMARY KEY (${descriptor.key.map(quoteIdentifier).join(', ')})`,
     );
-    const statements = [
-      `CREATE TABLE IF NOT EXISTS ${this.tableSql} (\n  ${definitions.join(',\n  ')}\n) WITHOUT ROWID`,
-    ];
+    return `CREATE TABLE IF NOT EXISTS ${this.tableSql} (\n  ${definitions.join(',\n  ')}\n) WITHOUT ROWID`;
+  }
+
+  /** `CREATE INDEX IF NOT EXISTS` for every indexed column (but JSON and the leading key column). */
+  createIndexSql(): string[] {
+    const { descriptor } = this;
+    const statements: string[] = [];
     for (const column of this.columns) {
       // An index on JSON text serves no query this driver builds; key columns have the PK.
       if (!column.indexed || column.kind === 'json') continue;
@@ -212,7 +217,8 @@ function encoderFor(table: string, column: ColumnDescriptor): Encoder {
     case 'boolean':
       return (v) => {
         if (v === undefined || v === null) return null;
-        if (typeof v !== 'boolean') throw new TypeError(`${what}: expected a boolean, got ${typeof v}`);
+        if (typeof v !== 'boolean')
+          throw new TypeError(`${what}: expected a boolean, got ${typeof v}`);
         return v ? 1 : 0;
       };
     case 'json':

@@ -1,0 +1,465 @@
+/**
+ * The PostgreSQL driver against a real server: the shared driver contract plus PostgreSQL
+ * specifics. Runs when `TEST_DATABASE_URL` names a PostgreSQL database, e.g.
+ *
+ *   TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx vitest run test/drivers/postgres
+ *
+ * Every contract case gets a fresh schema `eg_test_<pid>_<random>_<n>`; all of them are dropped
+ * afterwards, so parallel runs against one database do not collide.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StorageDriver, TableDescriptor } from '../../runtime/src/driver.js';
+import { isDuplicateKeyError, isStorageUnavailableError } from '../../runtime/src/errors.js';
+import {
+  PostgresConfigError,
+  PostgresDriver,
+  openPostgres,
+  parsePostgresUrl,
+  type PostgresDriverOptions,
+} from '../../runtime/src/postgres/index.js';
+import { canonicalTimestamptz } from '../../runtime/src/postgres/types.js';
+import { describeDriverContract } from './contract.js';
+
+const url = process.env['TEST_DATABASE_URL'];
+
+if (url === undefined || url === '') {
+  console.warn('PostgreSQL suite skipped: TEST_DATABASE_URL is not set');
+  describe('PostgreSQL driver', () => {
+    it.skip('PostgreSQL suite skipped: TEST_DATABASE_URL is not set', () => {});
+  });
+} else {
+  const prefix = `eg_test_${process.pid}_${randomBytes(4).toString('hex')}`;
+  const schemas: string[] = [];
+  const newSchema = (): string => {
+    const schema = `${prefix}_${schemas.length}`;
+    schemas.push(schema);
+    return schema;
+  };
+  const driverFor = (
+    schema: string,
+    options: Partial<PostgresDriverOptions> = {},
+  ): PostgresDriver => new PostgresDriver({ url, env: {}, schema, poolMax: 4, ...options });
+
+  /** A raw client for set-up and inspection. */
+  const admin = async <T>(fn: (client: pg.Client) => Promise<T>): Promise<T> => {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      return await fn(client);
+    } finally {
+      await client.end();
+    }
+  };
+
+  afterAll(async () => {
+    await admin(async (client) => {
+      for (const schema of schemas) await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    });
+  });
+
+  let current: string | undefined;
+  describeDriverContract(
+    'postgres',
+    async () => {
+      current = newSchema();
+      return driverFor(current);
+    },
+    { reopen: async () => driverFor(current!) },
+  );
+
+  // ----------------------------------------------------------------------------------------------
+  describe('PostgreSQL specifics', () => {
+    const ITEMS: TableDescriptor = {
+      entity: 'ITEMS',
+      table: 'items',
+      key: ['id'],
+      columns: [
+        { name: 'id', kind: 'text', fieldType: 'STRING', required: true, indexed: false },
+        { name: 'camelCase', kind: 'text', fieldType: 'STRING', required: false, indexed: true },
+        { name: 'qty', kind: 'integer', fieldType: 'INTEGER', required: false, indexed: true },
+        { name: 'at', kind: 'datetime', fieldType: 'DATE_TIME', required: false, indexed: false },
+        { name: 'day', kind: 'date', fieldType: 'DATE', required: false, indexed: false },
+        { name: 'price', kind: 'decimal', fieldType: 'DECIMAL', required: false, indexed: false },
+        { name: 'doc', kind: 'json', fieldType: 'OBJECT', required: false, indexed: true },
+      ],
+    };
+    let schema: string;
+    let driver: PostgresDriver;
+
+    beforeAll(async () => {
+      schema = newSchema();
+      driver = driverFor(schema);
+      await driver.open([ITEMS]);
+    });
+
+    afterAll(async () => {
+      await driver.close();
+    });
+
+    it('uses its own schema and quoted identifiers', async () => {
+      await driver.insert(ITEMS, [{ id: 'q1', camelCase: 'Mixed' }], 1);
+      const columns = await admin(
+        async (client) =>
+          (
+            await client.query<{
+              column_name: string;
+              data_type: string;
+              collation_name: string | null;
+            }>(
+              `SELECT column_name, data_type, collation_name FROM information_schema.columns
+              WHERE table_schema = $1 AND table_name = 'items' ORDER BY ordinal_position`,
+              [schema],
+            )
+          ).rows,
+      );
+      expect(columns.map((c) => [c.column_name, c.data_type])).toEqual([
+        ['id', 'text'],
+        ['camelCase', 'text'],
+        ['qty', 'bigint'],
+        ['at', 'timestamp with time zone'],
+        ['day', 'date'],
+        ['price', 'numeric'],
+        ['doc', 'jsonb'],
+        ['_eg_created_ms', 'bigint'],
+        ['_eg_updated_ms', 'bigint'],
+        ['_eg_version', 'integer'],
+      ]);
+      expect(columns[0]?.collation_name).toBe('C');
+      const tables = await admin(async (client) =>
+        (
+          await client.query<{ tablename: string }>(
+            'SELECT tablename FROM pg_tables WHERE schemaname = $1 ORDER BY 1',
+            [schema],
+          )
+        ).rows.map((r) => r.tablename),
+      );
+      expect(tables).toEqual(['_eg_activity', 'items']);
+      const listed = await driver.list(ITEMS, {
+        filters: [
+          { anyOf: [{ path: ['camelCase'], operator: 'EQUALS', kind: 'text', value: 'Mixed' }] },
+        ],
+        orderBy: [{ column: 'camelCase', descending: true }],
+      });
+      expect(listed.map((r) => r.record['id'])).toEqual(['q1']);
+    });
+
+    it('reads DATE_TIME canonically whatever the session time zone', async () => {
+      const kolkata = driverFor(schema, { options: '-c TimeZone=Asia/Kolkata' });
+      try {
+        await kolkata.open([ITEMS]);
+        await kolkata.insert(
+          ITEMS,
+          [{ id: 'tz', at: '2024-02-29T23:30:00.123Z', day: '2024-02-29' }],
+          1,
+        );
+        expect((await kolkata.get(ITEMS, ['tz']))?.record).toStrictEqual({
+          id: 'tz',
+          at: '2024-02-29T23:30:00.123Z',
+          day: '2024-02-29',
+        });
+        const later = await kolkata.list(ITEMS, {
+          filters: [
+            {
+              anyOf: [
+                {
+                  path: ['at'],
+                  operator: 'GTE',
+                  kind: 'datetime',
+                  value: '2024-02-29T23:30:00.123Z',
+                },
+              ],
+            },
+          ],
+          orderBy: [],
+        });
+        expect(later.map((r) => r.record['id'])).toEqual(['tz']);
+      } finally {
+        await kolkata.close();
+      }
+      expect(canonicalTimestamptz('2024-03-01 05:00:00.123+05:30')).toBe(
+        '2024-02-29T23:30:00.123Z',
+      );
+      expect(canonicalTimestamptz('1970-01-01 00:00:00+00')).toBe('1970-01-01T00:00:00.000Z');
+      expect(canonicalTimestamptz('0001-01-01 00:00:00-00:01:15')).toBe('0001-01-01T00:01:15.000Z');
+    });
+
+    it('leaves the process-wide pg type parsers alone', () => {
+      expect(pg.types.getTypeParser(20, 'text')('42')).toBe('42');
+      expect(pg.types.getTypeParser(1082, 'text')('2024-01-01')).toBeInstanceOf(Date);
+    });
+
+    it('inserts 10 000 records in one call quickly; a duplicate at the end inserts nothing', async () => {
+      const records = Array.from({ length: 10_000 }, (_, i) => ({
+        id: `bulk-${String(i).padStart(5, '0')}`,
+        qty: i,
+        price: `${i}.25`,
+        doc: { n: i, text: `quote ' double " back \\ ${i}` },
+      }));
+      let started = Date.now();
+      await driver.insert(ITEMS, records, 10);
+      const insertMs = Date.now() - started;
+      expect(insertMs).toBeLessThan(5000);
+      expect((await driver.get(ITEMS, ['bulk-09999']))?.record).toStrictEqual(records[9999]);
+
+      const again = records.map((r) => ({ ...r, id: `again-${r.id}` }));
+      again.push({ ...records[123]! });
+      started = Date.now();
+      const error = await driver.insert(ITEMS, again, 11).catch((e: unknown) => e);
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect(isDuplicateKeyError(error)).toBe(true);
+      expect(error).toMatchObject({ table: 'items', index: 10_000 });
+      expect(await driver.get(ITEMS, ['again-bulk-00000'])).toBeUndefined();
+      const count = await driver.count(ITEMS, {
+        filters: [
+          { anyOf: [{ path: ['id'], operator: 'STARTS_WITH', kind: 'text', value: 'again-' }] },
+        ],
+        orderBy: [],
+      });
+      expect(count).toBe(0);
+    });
+
+    it('concurrent inserts of the same key from several drivers: exactly one succeeds', async () => {
+      const others = [driverFor(schema), driverFor(schema), driverFor(schema)];
+      try {
+        await Promise.all(others.map((d) => d.open([ITEMS])));
+        for (let round = 0; round < 5; round++) {
+          const results = await Promise.allSettled(
+            [driver, ...others].map((d, i) =>
+              d.insert(ITEMS, [{ id: `race-${round}`, qty: i }], 100 + round),
+            ),
+          );
+          const ok = results.filter((r) => r.status === 'fulfilled');
+          const duplicates = results.filter(
+            (r) => r.status === 'rejected' && isDuplicateKeyError(r.reason),
+          );
+          expect(ok).toHaveLength(1);
+          expect(duplicates).toHaveLength(3);
+          for (const d of duplicates)
+            expect((d as PromiseRejectedResult).reason).toMatchObject({ index: 0 });
+        }
+        // Overlapping batches in opposite orders neither deadlock nor half-apply.
+        const a = Array.from({ length: 50 }, (_, i) => ({ id: `overlap-${i}` }));
+        const results = await Promise.allSettled([
+          driver.insert(ITEMS, a, 200),
+          others[0]!.insert(ITEMS, [...a].reverse(), 200),
+        ]);
+        expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+        const failed = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+        expect(isDuplicateKeyError(failed.reason)).toBe(true);
+      } finally {
+        await Promise.all(others.map((d) => d.close()));
+      }
+    });
+
+    it('opens concurrently on a fresh schema from several drivers', async () => {
+      const fresh = newSchema();
+      const drivers = Array.from({ length: 4 }, () => driverFor(fresh));
+      try {
+        await Promise.all(drivers.map((d) => d.open([ITEMS])));
+        await drivers[0]!.insert(ITEMS, [{ id: 'x' }], 1);
+        expect((await drivers[3]!.get(ITEMS, ['x']))?.version).toBe(1);
+      } finally {
+        await Promise.all(drivers.map((d) => d.close()));
+      }
+    });
+
+    it('uses the primary key and NULLS FIRST indexes for ORDER BY', async () => {
+      await admin((client) => client.query(`ANALYZE "${schema}"."items"`));
+      const byKey = (await driver.explainList(ITEMS, { filters: [], orderBy: [], limit: 5 })).join(
+        '\n',
+      );
+      expect(byKey).toMatch(/Index Scan using items_pkey/);
+      const byKeyDesc = (
+        await driver.explainList(ITEMS, {
+          filters: [],
+          orderBy: [{ column: 'id', descending: true }],
+          limit: 5,
+        })
+      ).join('\n');
+      expect(byKeyDesc).toMatch(/Index Scan Backward using items_pkey/);
+      const byQty = (
+        await driver.explainList(ITEMS, {
+          filters: [],
+          orderBy: [{ column: 'qty', descending: false }],
+          limit: 5,
+        })
+      ).join('\n');
+      expect(byQty).toMatch(/items__qty__idx/);
+      const byQtyDesc = (
+        await driver.explainList(ITEMS, {
+          filters: [],
+          orderBy: [{ column: 'qty', descending: true }],
+          limit: 5,
+        })
+      ).join('\n');
+      expect(byQtyDesc).toMatch(/Index Scan Backward using items__qty__idx/);
+      const { sql } = driver.listSql(ITEMS, { filters: [], orderBy: [], limit: 5 });
+      expect(sql).toContain(`FROM "${schema}"."items"`);
+    });
+
+    it('maps a statement timeout to StorageUnavailableError', async () => {
+      const impatient = driverFor(schema, { statementTimeoutMs: 200 });
+      const locker = new pg.Client({ connectionString: url });
+      await locker.connect();
+      try {
+        await impatient.open([ITEMS]);
+        await locker.query('BEGIN');
+        await locker.query(`LOCK TABLE "${schema}"."items" IN ACCESS EXCLUSIVE MODE`);
+        const started = Date.now();
+        const error = await impatient.get(ITEMS, ['q1']).catch((e: unknown) => e);
+        expect(isStorageUnavailableError(error), String(error)).toBe(true);
+        expect(Date.now() - started).toBeLessThan(3000);
+        await locker.query('ROLLBACK');
+        expect((await impatient.get(ITEMS, ['q1']))?.record['id']).toBe('q1');
+      } finally {
+        await locker.end();
+        await impatient.close();
+      }
+    });
+
+    it('survives idle connections being terminated by the server', async () => {
+      const applicationName = `eg-test-idle-${randomBytes(3).toString('hex')}`;
+      const errors: Error[] = [];
+      const victim = driverFor(schema, { applicationName, onIdleError: (e) => errors.push(e) });
+      try {
+        await victim.open([ITEMS]);
+        await Promise.all([victim.ping(), victim.ping(), victim.ping()]);
+        const terminated = await admin(
+          async (client) =>
+            (
+              await client.query<{ ok: boolean }>(
+                'SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = $1',
+                [applicationName],
+              )
+            ).rows.length,
+        );
+        expect(terminated).toBeGreaterThan(0);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        expect(errors.length).toBeGreaterThan(0);
+        await victim.ping();
+        expect((await victim.get(ITEMS, ['q1']))?.record['id']).toBe('q1');
+      } finally {
+        await victim.close();
+      }
+    });
+
+    it('openPostgres opens, and rejects with StorageUnavailableError when nothing listens', async () => {
+      const opened = await openPostgres({ url, env: {}, schema }, [ITEMS]);
+      await opened.ping();
+      await opened.close();
+      const error = await openPostgres(
+        { url: 'postgres://postgres@127.0.0.1:1/none', env: {}, connectTimeoutMs: 1000 },
+        [ITEMS],
+      ).catch((e: unknown) => e);
+      expect(isStorageUnavailableError(error), String(error)).toBe(true);
+    });
+
+    it('accepts the settings object of parsePostgresUrl', async () => {
+      const settings = parsePostgresUrl(
+        `${url}${url.includes('?') ? '&' : '?'}schema=${schema}&pool_max=2`,
+        {},
+      );
+      const fromSettings: StorageDriver = new PostgresDriver(settings);
+      try {
+        await fromSettings.open([ITEMS]);
+        expect((await fromSettings.get(ITEMS, ['q1']))?.record['id']).toBe('q1');
+      } finally {
+        await fromSettings.close();
+      }
+    });
+  });
+
+  // ----------------------------------------------------------------------------------------------
+  describe('parsePostgresUrl', () => {
+    it('reads the URL parts and the defaults', () => {
+      const s = parsePostgresUrl('postgresql://app%40x:p%2Fss@db.example:6543/my%20db', {});
+      expect(s).toMatchObject({
+        host: 'db.example',
+        port: 6543,
+        user: 'app@x',
+        password: 'p/ss',
+        database: 'my db',
+        schema: undefined,
+        poolMax: 10,
+        statementTimeoutMs: 30_000,
+        connectTimeoutMs: 5000,
+        idleTimeoutMs: 10_000,
+        sslMode: 'disable',
+        ssl: false,
+        applicationName: 'entity-gen',
+      });
+    });
+
+    it('reads parameters, which win over the environment', () => {
+      const env = {
+        PGPOOL_MAX: '3',
+        PG_STATEMENT_TIMEOUT_MS: '1000',
+        PG_CONNECT_TIMEOUT_MS: '700',
+        PGSCHEMA: 'envschema',
+      };
+      expect(parsePostgresUrl('postgres://h/db', env)).toMatchObject({
+        poolMax: 3,
+        statementTimeoutMs: 1000,
+        connectTimeoutMs: 700,
+        schema: 'envschema',
+      });
+      expect(
+        parsePostgresUrl(
+          'postgres://h/db?pool_max=20&statement_timeout=0&connect_timeout=3&schema=App&application_name=svc&idle_timeout_ms=0',
+          env,
+        ),
+      ).toMatchObject({
+        poolMax: 20,
+        statementTimeoutMs: 0,
+        connectTimeoutMs: 3000,
+        schema: 'App',
+        applicationName: 'svc',
+        idleTimeoutMs: 0,
+      });
+      expect(parsePostgresUrl('postgres://h/db?connect_timeout_ms=250', {}).connectTimeoutMs).toBe(
+        250,
+      );
+      expect(parsePostgresUrl('postgres:///db?host=/var/run/postgresql', {}).host).toBe(
+        '/var/run/postgresql',
+      );
+    });
+
+    it('maps sslmode', () => {
+      expect(parsePostgresUrl('postgres://h/db?sslmode=disable', {}).ssl).toBe(false);
+      expect(parsePostgresUrl('postgres://h/db?sslmode=require', {}).ssl).toEqual({
+        rejectUnauthorized: false,
+      });
+      expect(parsePostgresUrl('postgres://h/db?sslmode=verify-full', {}).ssl).toEqual({
+        rejectUnauthorized: true,
+      });
+      expect(parsePostgresUrl('postgres://h/db', { PGSSLMODE: 'require' }).sslMode).toBe('require');
+      expect(() => parsePostgresUrl('postgres://h/db?sslmode=prefer', {})).toThrow(
+        PostgresConfigError,
+      );
+      expect(() => parsePostgresUrl('postgres://h/db?sslmode=verify-ca', {})).toThrow(
+        /sslrootcert/,
+      );
+    });
+
+    it('rejects unknown parameters, bad numbers and other schemes without leaking the password', () => {
+      expect(() => parsePostgresUrl('postgres://u:secret@h/db?poolmax=3', {})).toThrow(
+        /Unknown PostgreSQL URL parameter "poolmax"/,
+      );
+      expect(() => parsePostgresUrl('postgres://u:secret@h/db?pool_max=0', {})).toThrow(/pool_max/);
+      expect(() => parsePostgresUrl('postgres://u:secret@h/db?statement_timeout=1s', {})).toThrow(
+        /statement_timeout/,
+      );
+      expect(() => parsePostgresUrl('mysql://u:secret@h/db', {})).toThrow(PostgresConfigError);
+      try {
+        parsePostgresUrl('postgres://u:secret@h/db?pool_max=x', {});
+      } catch (error) {
+        expect(String(error)).not.toContain('secret');
+      }
+      expect(() => parsePostgresUrl('postgres://h/db', { PGPOOL_MAX: 'ten' })).toThrow(
+        /PGPOOL_MAX/,
+      );
+    });
+  });
+}
