@@ -1,7 +1,7 @@
 import { relative, resolve } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { formatDiagnostic, type Diagnostic } from './diagnostics.js';
-import { generate } from './generate/index.js';
+import { DRIVER_CHOICES, generate, type DriverChoice } from './generate/index.js';
 import { generatorVersion } from './generate/paths.js';
 import { loadSchemas, readSchemaSources } from './schema/index.js';
 import { normalize } from './model/normalize.js';
@@ -15,6 +15,7 @@ const EXIT_USAGE = 2;
 interface GenerateFlags {
   readonly out: string;
   readonly runtimeSpec?: string;
+  readonly driver?: DriverChoice;
 }
 
 /** Builds the command-line program; `main` runs it. Exposed for tests. */
@@ -43,6 +44,14 @@ export function createProgram(io: {
         `^${generatorVersion()}`,
       ),
     )
+    .addOption(
+      new Option(
+        '--driver <driver>',
+        'database clients the generated package.json depends on (both lets DATABASE_URL choose)',
+      )
+        .choices(DRIVER_CHOICES)
+        .default(undefined, 'both'),
+    )
     .action(async (schemas: string[], flags: GenerateFlags) => {
       const { sources, diagnostics } = await readSchemaSources(schemas.map(displayPath));
       if (reportDiagnostics(diagnostics, io)) return;
@@ -51,6 +60,7 @@ export function createProgram(io: {
         schemaFiles: sources.map((source) => source.file),
         outputDir,
         ...(flags.runtimeSpec === undefined ? {} : { runtimeSpec: flags.runtimeSpec }),
+        ...(flags.driver === undefined ? {} : { driver: flags.driver }),
       });
       if (reportDiagnostics(result.diagnostics, io)) return;
       const summary = await writeFiles(resolve(flags.out), result.files);

@@ -12,7 +12,15 @@ export interface EmitOptions {
   readonly outputDir: string;
   /** npm spec of the `@entity-gen/runtime` dependency (default: `^<generator version>`). */
   readonly runtimeSpec?: string;
+  /** Database clients the service depends on (default `both`). */
+  readonly driver?: DriverChoice;
 }
+
+/** Which database clients the generated package.json pulls in. */
+export type DriverChoice = 'sqlite' | 'postgres' | 'both';
+
+/** The `--driver` values, for the CLI. */
+export const DRIVER_CHOICES: readonly DriverChoice[] = ['sqlite', 'postgres', 'both'];
 
 /** A generated file before formatting and without its header. */
 export interface EmittedFile {
@@ -25,6 +33,7 @@ export interface EmittedFile {
 /** Versions written into the generated package.json; kept in one place. */
 const SERVICE_DEPENDENCIES = {
   betterSqliteVersion: '^12.4.1',
+  pgVersion: '^8.16.3',
   typesNodeVersion: '^20.19.0',
   tsxVersion: '^4.20.0',
   typescriptVersion: '~5.9.3',
@@ -74,6 +83,8 @@ export async function emitService(
         packageName: packageName(options.outputDir),
         description: `REST service for ${model.entities.map((entity) => entity.name).join(', ')}`,
         runtimeSpec: options.runtimeSpec ?? `^${generatorVersion()}`,
+        sqlite: (options.driver ?? 'both') !== 'postgres',
+        postgres: (options.driver ?? 'both') !== 'sqlite',
         ...SERVICE_DEPENDENCIES,
       }),
       sources: all,

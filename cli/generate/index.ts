@@ -6,7 +6,7 @@ import type { SchemaSource } from '../schema/types.js';
 import { emitService, headerLine, regenerateCommand, type EmitOptions } from './emit.js';
 import { formatFile } from './format.js';
 
-export type { EmitOptions } from './emit.js';
+export { DRIVER_CHOICES, type DriverChoice, type EmitOptions } from './emit.js';
 
 /** One file of the generated service: a path relative to the output folder and its text. */
 export interface GeneratedFile {

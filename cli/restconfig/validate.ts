@@ -5,7 +5,7 @@
 import type { EntityModel } from '../model/types.js';
 import type { MapEntry, MapNode, SchemaNode } from '../schema/node.js';
 import type { Position } from '../schema/report.js';
-import { didYouMean, suggestionSuffix } from '../schema/suggest.js';
+import { suggestionSuffix } from '../schema/suggest.js';
 import type { RestReporter } from './report.js';
 import {
   DEFAULT_START_LIMIT,
@@ -114,13 +114,23 @@ function readDocumentType(map: MapNode, reporter: RestReporter): DocumentType {
   const node = entry.value;
   const written = node.kind === 'scalar' && typeof node.value === 'string' ? node.value : undefined;
   if (written === 'ENTITY' || written === 'MULTIPLE_ENTITIES') return written;
-  const hint = written === undefined ? '' : suggestionSuffix(written, DOCUMENT_TYPES);
+  const hint = written === undefined ? '' : typeSuggestion(written);
   reporter.add(
     node.position,
     'REST_INVALID_TYPE',
     `'type' of a REST config document must be ENTITY or MULTIPLE_ENTITIES, not ${describeWrong(node)}${hint}`,
   );
   return inferred;
+}
+
+/** A did-you-mean for `type`, also for near misses like MULTIPLE_ENTITY or ENTITIES. */
+function typeSuggestion(written: string): string {
+  const close = suggestionSuffix(written, DOCUMENT_TYPES);
+  if (close !== '') return close;
+  const upper = written.toUpperCase();
+  if (upper.startsWith('MULTIPLE')) return "; did you mean 'MULTIPLE_ENTITIES'?";
+  if (upper.startsWith('ENTIT')) return "; did you mean 'ENTITY' (one entity) or 'MULTIPLE_ENTITIES' (several)?";
+  return '';
 }
 
 function checkDocumentKeys(map: MapNode, type: DocumentType, reporter: RestReporter): void {
@@ -142,7 +152,11 @@ function checkDocumentKeys(map: MapNode, type: DocumentType, reporter: RestRepor
         entry.keyPosition,
         'REST_UNKNOWN_KEY',
         `Unknown key '${entry.key}' in a REST config document` +
-          suggestionSuffix(entry.key, DOCUMENT_KEYS, `; allowed keys are ${DOCUMENT_KEYS.join(', ')}`),
+          suggestionSuffix(
+            entry.key,
+            DOCUMENT_KEYS,
+            `; allowed keys are ${DOCUMENT_KEYS.join(', ')}`,
+          ),
       );
     }
   }
@@ -324,7 +338,8 @@ function validateConfig(
   const allowedEntry = entryOf(map, 'allowedOrderingFields');
   const allowed = allowedEntry && readOrderingFields(allowedEntry, label, targets, reporter);
   const orderEntry = entryOf(map, 'defaultOrder');
-  const defaultOrder = orderEntry && readDefaultOrder(orderEntry, label, targets, allowed, reporter);
+  const defaultOrder =
+    orderEntry && readDefaultOrder(orderEntry, label, targets, allowed, reporter);
 
   const effectiveLimit =
     strategy === 'START_LIMIT'
@@ -435,7 +450,9 @@ function readOrderingFields(
         'REST_INVALID_VALUE',
         `Entry "${item.value}" of 'allowedOrderingFields' of ${label} has a sort direction; list the plain field name${name === '' ? '' : ` '${name}'`} (clients choose the direction)`,
       );
-    } else if (checkOrderName(item.value, item.position, 'allowedOrderingFields', label, reporter)) {
+    } else if (
+      checkOrderName(item.value, item.position, 'allowedOrderingFields', label, reporter)
+    ) {
       for (const target of targets) {
         checkOrderField(name, item.position, 'allowedOrderingFields', target.entity, reporter);
       }
@@ -469,9 +486,12 @@ function readDefaultOrder(
   for (const item of items) {
     const { direction, name } = splitDirection(item.value);
     if (!checkOrderName(name, item.position, 'defaultOrder', label, reporter, item.value)) continue;
-    const known = targets.every((target) =>
-      checkOrderField(name, item.position, 'defaultOrder', target.entity, reporter),
-    );
+    // Every target is checked (no short-circuit), so each entity's problem is reported.
+    const known = targets
+      .map((target) =>
+        checkOrderField(name, item.position, 'defaultOrder', target.entity, reporter),
+      )
+      .every(Boolean);
     if (seen.has(name)) {
       reporter.add(
         item.position,
@@ -482,7 +502,8 @@ function readDefaultOrder(
     }
     seen.add(name);
     if (known && allowed !== undefined && !allowed.set.has(name)) {
-      const list = allowed.names.length === 0 ? 'it is empty' : `it lists ${allowed.names.join(', ')}`;
+      const list =
+        allowed.names.length === 0 ? 'it is empty' : `it lists ${allowed.names.join(', ')}`;
       reporter.add(
         item.position,
         'REST_ORDER_NOT_ALLOWED',
@@ -637,6 +658,3 @@ function describeWrong(node: SchemaNode): string {
   const isNull = node.kind === 'scalar' && node.value === null;
   return isNull ? 'null (leave the key out instead)' : describe(node);
 }
-
-/** Suggestion helper re-exported for tests of the did-you-mean behaviour. */
-export { didYouMean };

@@ -1,3 +1,91 @@
+/**
+ * GET /data/{entity} (list) and GET /entity/{entity}/recordCounts (count): the query string is
+ * validated against the schema here and handed to the driver as a typed `ListQuery`; the driver
+ * never sees a name that is not a schema field nor a value that was not converted (SPEC §4.4).
+ *
+ * Decisions where the spec leaves room:
+ *
+ * Parameters
+ * - `orderBy`, `start`, `limit` and `cursor` are reserved; every other parameter is a filter.
+ *   Parameter names, field names and dotted paths are case-sensitive (`Limit=5` is a filter on an
+ *   unknown field → 400).
+ * - A field named like a reserved parameter (the schema allows a field `limit`) is shadowed in the
+ *   short form: `limit=5` is the page size. It is filtered with an explicit operator instead,
+ *   `limit[EQUALS]=5`, and sorted by as usual, `orderBy=limit`.
+ * - `orderBy`, `start`, `limit` and `cursor` may each be given once; a repetition is a 400.
+ *
+ * Filters
+ * - `field=v` means `field[EQUALS]=v`. Operators are matched case-insensitively; `!` and `NOT`
+ *   are aliases of `NOT_EQUALS`. What each type accepts (anything else → 400 naming the
+ *   parameter and the operators that do apply):
+ *     STRING, ENUM, SELECT, text ENTITY_REF   EQUALS NOT_EQUALS GT GTE LT LTE CONTAINS
+ *                                             NOT_CONTAINS STARTS_WITH ENDS_WITH
+ *     INTEGER, DOUBLE, DECIMAL, DATE,
+ *     DATE_TIME, ENTITY_REF to an INTEGER key EQUALS NOT_EQUALS GT GTE LT LTE
+ *     BOOL                                    EQUALS NOT_EQUALS
+ *     ARRAY of any type above                 CONTAINS NOT_CONTAINS (membership)
+ *   OBJECT fields are filtered through dotted paths to their scalar (or array) fields, nested
+ *   objects included (`address.geo.country=IT`). OBJECT as a whole, DICTIONARY, ANY, B64_IMAGE,
+ *   GEOHASH_LOCATION, arrays of objects or arrays cannot be filtered (400).
+ * - Values are converted like the field's values in a request body, so they compare with the
+ *   stored canonical form: numbers numerically, DECIMAL exactly (`10.5` > `9.75`), DATE_TIME with
+ *   an offset converted to UTC, ENUM matched case-insensitively to the schema spelling, BOOL only
+ *   `true`/`false`, SELECT exactly. A value that does not convert → 400 naming the parameter.
+ *   CONTAINS, NOT_CONTAINS, STARTS_WITH and ENDS_WITH take the text as written, literally (no
+ *   wildcard: `%`, `_`, `\` and quotes are plain characters) and case-sensitively; the empty text
+ *   matches every present value. GT & co. on text types compare by Unicode code point; on ENUM
+ *   that is the text of the value, not its position in `enums`.
+ * - Conditions on the same field path with the same operator (after aliases and case, so
+ *   `status=A&status[equals]=B` counts as repeated) form one group: positive operators OR their
+ *   values (`status=A&status=B`: A or B). For NOT_EQUALS and NOT_CONTAINS the values are OR-ed
+ *   first and the negation applies to the whole (`status[NOT]=A&status[NOT]=B`: neither A nor B);
+ *   a literal "not A or not B" would match almost everything. Groups are joined by AND, so
+ *   `price[GTE]=10&price[LT]=20` is a range.
+ * - An absent (optional, unset) field matches NOT_EQUALS and NOT_CONTAINS and no other operator
+ *   (the driver's rule): `status[NOT]=DRAFT` includes records without a status. An absent or empty
+ *   array matches `tags[NOT_CONTAINS]=x`.
+ * - At most {@link MAX_FILTER_VALUES} filter values per request (400 beyond): each becomes part of
+ *   one SQL expression, and databases bound its size.
+ *
+ * Sorting
+ * - `orderBy=a,-b,+c`: ascending by default, `-` descending, `+` ascending (in a URL `+` means a
+ *   space, which is trimmed, so `orderBy=+c` also works). Only top-level fields of the filterable
+ *   scalar types can be sorted, each once. The key columns follow as a tie-break (in the
+ *   direction of the last term), so the order is total and pages are stable. Absent values sort
+ *   first ascending and last descending.
+ * - Without `orderBy`, the REST config's `defaultOrder` applies, then the key order.
+ *
+ * Paging and `meta`
+ * - `start` is an integer ≥ 0 and `limit` an integer ≥ 1, written in decimal digits (at most 15).
+ *   There is no fixed maximum for `limit`: with `getListStrategy: ALL` a client may list every
+ *   record anyway; the REST config's `maxWindow` bounds `start + limit` (→ 400 with a hint to
+ *   use cursor paging).
+ * - A limit applies when the request gives one, when a cursor carries one, or from the REST
+ *   config's `defaultLimit` (`getListStrategy: START_LIMIT`).
+ * - `meta` of a list: `start` when the request pages by offset (it gave `start`, or a limit
+ *   applies without a cursor); `limit` when a limit applies; `next`, an opaque cursor for the
+ *   following page, when a limit applies and at least one more record matches. Without a limit
+ *   and without `start`, `meta` is `{}`.
+ *
+ * Cursors
+ * - `cursor=<meta.next>` continues after the last record of the page that issued it, with a
+ *   keyset condition instead of OFFSET (cost independent of depth). It must come with the same
+ *   filters and order (any parameter order, values in any accepted spelling); otherwise → 400. It
+ *   cannot be combined with `start` (400). `limit` may change between pages; when the request has
+ *   none, the cursor's own limit applies.
+ * - A cursor holds the entity name and a hash of filters and order, the page size and the sort
+ *   values of the last record (order terms, then key fields), as base64url JSON plus a checksum.
+ *   It survives restarts and works across instances (no server state). It is not a secret and
+ *   not signed: the checksum only catches corruption. A forged cursor can do no more than choose
+ *   where a page starts; its values are converted by the field types (400 otherwise).
+ * - Guarantee: walking every page, each record that exists for the whole walk and whose sort
+ *   fields do not change is returned exactly once, whatever is inserted or deleted meanwhile.
+ *   Records inserted during the walk appear if they sort after the current position.
+ *
+ * Counts
+ * - recordCounts takes the same filters as the list (and the same 400s); `orderBy`, `start`,
+ *   `limit` and `cursor` are ignored there, so a client can reuse a list's query string.
+ */
 import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
 import {
@@ -29,7 +117,10 @@ import type { DataContext } from './operations.js';
 import type { RestConfig } from './service.js';
 
 /** Query parameters with a meaning of their own; every other parameter is a filter. */
-const RESERVED = new Set(['orderBy', 'start', 'limit', 'cursor']);
+const RESERVED: ReadonlySet<string> = new Set(['orderBy', 'start', 'limit', 'cursor']);
+
+/** Most filter values (conditions) one request may carry. */
+export const MAX_FILTER_VALUES = 200;
 
 /** Operators and their aliases as written in `field[OP]=value`, matched case-insensitively. */
 const OPERATORS: Readonly<Record<string, FilterOperator>> = {
@@ -49,14 +140,10 @@ const OPERATORS: Readonly<Record<string, FilterOperator>> = {
 
 const EQUALITY: readonly FilterOperator[] = ['EQUALS', 'NOT_EQUALS'];
 const ORDERING: readonly FilterOperator[] = ['EQUALS', 'NOT_EQUALS', 'GT', 'GTE', 'LT', 'LTE'];
-const TEXT: readonly FilterOperator[] = [
-  ...ORDERING,
-  'CONTAINS',
-  'NOT_CONTAINS',
-  'STARTS_WITH',
-  'ENDS_WITH',
-];
+const TEXT: readonly FilterOperator[] = [...ORDERING, 'CONTAINS', 'NOT_CONTAINS', 'STARTS_WITH', 'ENDS_WITH'];
 const MEMBERSHIP: readonly FilterOperator[] = ['CONTAINS', 'NOT_CONTAINS'];
+const NEGATED: readonly FilterOperator[] = ['NOT_EQUALS', 'NOT_CONTAINS'];
+const TEXT_MATCH: readonly FilterOperator[] = ['CONTAINS', 'NOT_CONTAINS', 'STARTS_WITH', 'ENDS_WITH'];
 
 /** Operators each filterable type accepts; types missing here cannot be filtered or sorted. */
 const OPERATORS_BY_TYPE: Readonly<Record<string, readonly FilterOperator[]>> = {
@@ -98,12 +185,12 @@ export async function listRecords<R extends object>(
   definition: EntityDefinition<R>,
   config: RestConfig = DEFAULT_REST_CONFIG,
 ): Promise<void> {
-  if (!config.allowedMethods.includes('GET_LIST'))
-    throw new MethodForbiddenError(definition.name, 'GET_LIST');
+  if (!config.allowedMethods.includes('GET_LIST')) throw new MethodForbiddenError(definition.name, 'GET_LIST');
   const request = parseListRequest(definition, config, ctx.querystring);
   const query: ListQuery = {
     filters: request.filters,
     orderBy: request.orderBy,
+    // One row more than asked tells whether another page follows.
     ...(request.limit === undefined ? {} : { limit: request.limit + 1 }),
     ...(request.after === undefined ? { offset: request.start } : { after: request.after }),
   };
@@ -111,8 +198,10 @@ export async function listRecords<R extends object>(
   const hasMore = request.limit !== undefined && rows.length > request.limit;
   const page = hasMore ? rows.slice(0, request.limit) : rows;
   const meta: Record<string, unknown> = {};
+  if (request.after === undefined && (request.limit !== undefined || request.startGiven)) {
+    meta['start'] = request.start;
+  }
   if (request.limit !== undefined) {
-    if (request.after === undefined) meta['start'] = request.start;
     meta['limit'] = request.limit;
     const last = page[page.length - 1];
     if (hasMore && last !== undefined) meta['next'] = encodeCursor(definition, request, last);
@@ -130,10 +219,8 @@ export async function countRecords<R extends object>(
   definition: EntityDefinition<R>,
   config: RestConfig = DEFAULT_REST_CONFIG,
 ): Promise<void> {
-  if (!config.allowedMethods.includes('GET_LIST'))
-    throw new MethodForbiddenError(definition.name, 'GET_LIST');
-  const params = new URLSearchParams(ctx.querystring);
-  const filters = parseFilters(definition, params);
+  if (!config.allowedMethods.includes('GET_LIST')) throw new MethodForbiddenError(definition.name, 'GET_LIST');
+  const filters = parseFilters(definition, new URLSearchParams(ctx.querystring));
   const count = await data.driver.count(definition.table, { filters, orderBy: [] });
   ctx.body = successBody({ count });
 }
@@ -142,10 +229,15 @@ export async function countRecords<R extends object>(
 export interface ListRequest {
   readonly filters: readonly FilterGroup[];
   readonly orderBy: readonly OrderTerm[];
+  /** Rows to skip (0 with a cursor). */
   readonly start: number;
+  /** True when the request gave `start` explicitly. */
+  readonly startGiven: boolean;
+  /** Page size, when a limit applies (request, cursor or REST config). */
   readonly limit: number | undefined;
+  /** Keyset position from the cursor: sort values of the last record seen. */
   readonly after: readonly (KeyValue | null)[] | undefined;
-  /** Identifies filters and order, so a cursor is only used with the query that made it. */
+  /** Identifies entity, filters and order, so a cursor is only used with the query that made it. */
   readonly signature: string;
 }
 
@@ -158,136 +250,170 @@ export function parseListRequest(
   const params = new URLSearchParams(querystring);
   const filters = parseFilters(definition, params);
   const orderBy = parseOrderBy(definition, config, params);
-  const signature = querySignature(filters, orderBy);
+  const signature = querySignature(definition, filters, orderBy);
   const start = parseCount(params, 'start', 0);
   const requestedLimit = parseCount(params, 'limit', 1);
-  const cursor = single(params, 'cursor');
-  if (cursor !== undefined && params.has('start')) {
-    throw new BadRequestError('Parameters cursor and start cannot be used together');
+  const cursorText = single(params, 'cursor');
+  if (cursorText !== undefined && start !== undefined) {
+    throw new BadRequestError('Parameters cursor and start cannot be used together: a cursor already says where the page starts');
   }
+  const cursor = cursorText === undefined ? undefined : decodeCursor(definition, orderBy, signature, cursorText);
   const limit =
-    requestedLimit ?? (config.getListStrategy === 'START_LIMIT' ? config.defaultLimit : undefined);
-  if (
-    config.maxWindow !== undefined &&
-    limit !== undefined &&
-    (start ?? 0) + limit > config.maxWindow
-  ) {
-    throw new BadRequestError(
-      `start + limit is ${(start ?? 0) + limit}, more than the maximum window of ${config.maxWindow} for Entity ${definition.name}; use cursor paging`,
-    );
+    requestedLimit ??
+    cursor?.limit ??
+    (config.getListStrategy === 'START_LIMIT' ? config.defaultLimit : undefined);
+  if (config.maxWindow !== undefined) {
+    if (limit === undefined) {
+      throw new BadRequestError(
+        `Parameter limit is required for Entity ${definition.name} (maximum window ${config.maxWindow})`,
+      );
+    }
+    if ((start ?? 0) + limit > config.maxWindow) {
+      throw new BadRequestError(
+        `Parameters start + limit add up to ${(start ?? 0) + limit}, more than the maximum window of ${config.maxWindow} for Entity ${definition.name}; page deeper with cursor (meta.next)`,
+      );
+    }
   }
-  if (config.maxWindow !== undefined && limit === undefined) {
-    throw new BadRequestError(
-      `Parameter limit is required for Entity ${definition.name} (maximum window ${config.maxWindow})`,
-    );
-  }
-  const after =
-    cursor === undefined ? undefined : decodeCursor(definition, orderBy, signature, cursor);
-  if (after !== undefined && limit === undefined) {
-    throw new BadRequestError('Parameter cursor needs a limit');
-  }
-  return { filters, orderBy, start: start ?? 0, limit, after, signature };
+  return {
+    filters,
+    orderBy,
+    start: start ?? 0,
+    startGiven: start !== undefined,
+    limit,
+    after: cursor?.after,
+    signature,
+  };
 }
 
-function parseFilters(
-  definition: EntityDefinition<object>,
-  params: URLSearchParams,
-): FilterGroup[] {
+// Filters ------------------------------------------------------------------------------------
+
+/** A parsed filter parameter, before grouping. */
+interface ParsedCondition {
+  readonly condition: FilterCondition;
+  /** Conditions with equal group keys are repeated parameters: one OR group. */
+  readonly groupKey: string;
+}
+
+function parseFilters(definition: EntityDefinition<object>, params: URLSearchParams): FilterGroup[] {
   const groups = new Map<string, FilterCondition[]>();
+  let values = 0;
   for (const [name, value] of params) {
     if (RESERVED.has(name)) continue;
-    const condition = parseCondition(definition, name, value);
-    const group = groups.get(name);
-    if (group === undefined) groups.set(name, [condition]);
+    if (++values > MAX_FILTER_VALUES) {
+      throw new BadRequestError(
+        `Too many filter parameters: at most ${MAX_FILTER_VALUES} filter values per request (parameter ${name})`,
+      );
+    }
+    const { condition, groupKey } = parseCondition(definition, name, value);
+    const group = groups.get(groupKey);
+    if (group === undefined) groups.set(groupKey, [condition]);
     else group.push(condition);
   }
-  return [...groups.values()].map((anyOf) => ({ anyOf }));
+  const result: FilterGroup[] = [];
+  for (const conditions of groups.values()) {
+    const operator = conditions[0]!.operator;
+    if (NEGATED.includes(operator)) {
+      // NOT (a OR b) = NOT a AND NOT b: one group per value.
+      for (const condition of conditions) result.push({ anyOf: [condition] });
+    } else {
+      result.push({ anyOf: conditions });
+    }
+  }
+  return result;
 }
 
 const FILTER_PARAMETER = /^([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(?:\[([^\]]*)\])?$/;
 
-function parseCondition(
-  definition: EntityDefinition<object>,
-  parameter: string,
-  raw: string,
-): FilterCondition {
+function parseCondition(definition: EntityDefinition<object>, parameter: string, raw: string): ParsedCondition {
   const match = FILTER_PARAMETER.exec(parameter);
   if (match === null) {
     throw new BadRequestError(
-      `Query parameter ${parameter} is not a filter: use field=value or field[OPERATOR]=value`,
+      `Query parameter ${JSON.stringify(parameter)} is not a filter: use field=value, field[OPERATOR]=value or a dotted path into an OBJECT field`,
     );
   }
   const path = match[1]!.split('.');
   const operatorText = match[2];
-  const operator = operatorText === undefined ? 'EQUALS' : OPERATORS[operatorText.toUpperCase()];
+  const operatorKey = operatorText?.toUpperCase();
+  const operator =
+    operatorKey === undefined
+      ? 'EQUALS'
+      : Object.hasOwn(OPERATORS, operatorKey)
+        ? OPERATORS[operatorKey]
+        : undefined;
   if (operator === undefined) {
     throw new BadRequestError(
-      `Unknown operator ${operatorText ?? ''} in query parameter ${parameter}; use one of ${Object.keys(OPERATORS).join(', ')}`,
+      `Unknown operator ${JSON.stringify(operatorText ?? '')} in query parameter ${parameter}; use one of ${Object.keys(OPERATORS).join(', ')}`,
     );
   }
   const field = resolvePath(definition, path, parameter);
+  const dotted = path.join('.');
+  const groupKey = JSON.stringify([path, operator]);
   if (field.type === 'ARRAY') {
     const element = field.element;
-    if (path.length > 1 || element === undefined || OPERATORS_BY_TYPE[element.type] === undefined) {
+    if (element === undefined || OPERATORS_BY_TYPE[element.type] === undefined) {
       throw new BadRequestError(
-        `Field ${path.join('.')} cannot be filtered (parameter ${parameter})`,
+        `Field ${dotted} is an ARRAY of ${element?.type ?? 'unknown'} values, which cannot be filtered (parameter ${parameter})`,
       );
     }
     if (!MEMBERSHIP.includes(operator)) {
       throw new BadRequestError(
-        `Operator ${operator} does not apply to the ARRAY field ${path.join('.')}; use CONTAINS or NOT_CONTAINS to test membership (parameter ${parameter})`,
+        `Operator ${operator} does not apply to the ARRAY field ${dotted} (parameter ${parameter}); use CONTAINS or NOT_CONTAINS to test membership`,
       );
     }
-    return {
+    const condition: FilterCondition = {
       path,
       operator,
       kind: kindOf(element),
       value: convertValue(element, 'EQUALS', raw, parameter),
       arrayMembership: true,
     };
+    return { condition, groupKey };
   }
-  const allowed = OPERATORS_BY_TYPE[field.type];
+  const allowed = operatorsOf(field);
   if (allowed === undefined) {
     throw new BadRequestError(
-      `Field ${path.join('.')} of type ${field.type} cannot be filtered (parameter ${parameter})`,
+      `Field ${dotted} of type ${field.type} cannot be filtered (parameter ${parameter})${field.type === 'OBJECT' ? '; filter one of its fields with a dotted path' : ''}`,
     );
   }
   if (!allowed.includes(operator)) {
     throw new BadRequestError(
-      `Operator ${operator} does not apply to field ${path.join('.')} of type ${field.type} (parameter ${parameter}); use one of ${allowed.join(', ')}`,
+      `Operator ${operator} does not apply to field ${dotted} of type ${field.type} (parameter ${parameter}); use one of ${allowed.join(', ')}`,
     );
   }
-  return {
+  const condition: FilterCondition = {
     path,
     operator,
     kind: kindOf(field),
     value: convertValue(field, operator, raw, parameter),
   };
+  return { condition, groupKey };
 }
 
-function resolvePath(
-  definition: EntityDefinition<object>,
-  path: readonly string[],
-  parameter: string,
-): FieldInfo {
+/** The operators a scalar field accepts, or `undefined` when it cannot be filtered. */
+function operatorsOf(field: FieldInfo): readonly FilterOperator[] | undefined {
+  // An id of an INTEGER-keyed entity is a number: substring tests make no sense on it.
+  if (field.type === 'ENTITY_REF' && field.integerRef === true) return ORDERING;
+  return OPERATORS_BY_TYPE[field.type];
+}
+
+function resolvePath(definition: EntityDefinition<object>, path: readonly string[], parameter: string): FieldInfo {
   let fields: Readonly<Record<string, FieldInfo>> | undefined = definition.fields;
   let field: FieldInfo | undefined;
   for (let index = 0; index < path.length; index++) {
     const name = path[index]!;
+    if (index > 0 && field?.type !== 'OBJECT') {
+      throw new BadRequestError(
+        `Field ${path.slice(0, index).join('.')} is not an OBJECT, so ${path.join('.')} does not exist (parameter ${parameter})`,
+      );
+    }
     field = fields !== undefined && Object.hasOwn(fields, name) ? fields[name] : undefined;
     if (field === undefined) {
-      const where =
-        index === 0 ? `Entity ${definition.name}` : `field ${path.slice(0, index).join('.')}`;
+      const where = index === 0 ? `Entity ${definition.name}` : `field ${path.slice(0, index).join('.')}`;
       throw new BadRequestError(
         `Unknown field ${path.slice(0, index + 1).join('.')} in ${where} (parameter ${parameter})`,
       );
     }
     fields = field.fields;
-    if (index < path.length - 1 && field.type !== 'OBJECT') {
-      throw new BadRequestError(
-        `Field ${path.slice(0, index + 1).join('.')} is not an OBJECT, so ${path.join('.')} does not exist (parameter ${parameter})`,
-      );
-    }
   }
   if (field === undefined) throw new BadRequestError(`Empty field name in parameter ${parameter}`);
   return field;
@@ -298,31 +424,29 @@ function kindOf(field: FieldInfo): ColumnKind {
   return KIND_BY_TYPE[field.type] ?? 'json';
 }
 
-const TEXT_MATCH: readonly FilterOperator[] = [
-  'CONTAINS',
-  'NOT_CONTAINS',
-  'STARTS_WITH',
-  'ENDS_WITH',
-];
-
 /** Converts a filter value as the field's type would convert it in a request body. */
-function convertValue(
-  field: FieldInfo,
-  operator: FilterOperator,
-  raw: string,
-  parameter: string,
-): KeyValue {
+function convertValue(field: FieldInfo, operator: FilterOperator, raw: string, parameter: string): KeyValue {
   // Substring tests look for the text as written.
   if (TEXT_MATCH.includes(operator)) return raw;
-  const converter = converterFor(field);
-  const issues: Issue[] = [];
-  const value = converter(raw, [], parameter, issues);
+  const value = convertScalar(field, raw);
   if (value === undefined) {
     throw new BadRequestError(
-      `Value ${JSON.stringify(raw)} of query parameter ${parameter} is not a valid ${field.type}${field.values === undefined ? '' : ` (one of ${field.values.join(', ')})`}`,
+      `Value ${JSON.stringify(raw)} of query parameter ${parameter} is not a valid ${typeLabel(field)}`,
     );
   }
   return value;
+}
+
+function typeLabel(field: FieldInfo): string {
+  if (field.type === 'ENTITY_REF' && field.integerRef === true) return 'ENTITY_REF (an INTEGER id)';
+  if (field.values !== undefined) return `${field.type} (one of ${field.values.join(', ')})`;
+  return field.type;
+}
+
+/** The canonical value of a scalar of `field`'s type, or `undefined` when it does not convert. */
+function convertScalar(field: FieldInfo, raw: unknown): KeyValue | undefined {
+  const issues: Issue[] = [];
+  return converterFor(field)(raw, [], 'value', issues);
 }
 
 function converterFor(field: FieldInfo): Converter<KeyValue> {
@@ -350,16 +474,13 @@ function converterFor(field: FieldInfo): Converter<KeyValue> {
   }
 }
 
-function parseOrderBy(
-  definition: EntityDefinition<object>,
-  config: RestConfig,
-  params: URLSearchParams,
-): OrderTerm[] {
+// Sorting and paging -------------------------------------------------------------------------
+
+function parseOrderBy(definition: EntityDefinition<object>, config: RestConfig, params: URLSearchParams): OrderTerm[] {
   const given = single(params, 'orderBy');
   const spec = given === undefined ? (config.defaultOrder ?? []).join(',') : given;
   if (spec.trim() === '') {
-    if (given !== undefined)
-      throw new BadRequestError('Parameter orderBy is empty; name one or more fields');
+    if (given !== undefined) throw new BadRequestError('Parameter orderBy is empty; name one or more fields');
     return [];
   }
   const terms: OrderTerm[] = [];
@@ -367,7 +488,7 @@ function parseOrderBy(
   for (const part of spec.split(',')) {
     const text = part.trim();
     const descending = text.startsWith('-');
-    const name = descending || text.startsWith('+') ? text.slice(1) : text;
+    const name = descending || text.startsWith('+') ? text.slice(1).trim() : text;
     const field = Object.hasOwn(definition.fields, name) ? definition.fields[name] : undefined;
     if (field === undefined) {
       throw new BadRequestError(
@@ -375,15 +496,9 @@ function parseOrderBy(
       );
     }
     if (OPERATORS_BY_TYPE[field.type] === undefined) {
-      throw new BadRequestError(
-        `Parameter orderBy: field ${name} of type ${field.type} cannot be sorted`,
-      );
+      throw new BadRequestError(`Parameter orderBy: field ${name} of type ${field.type} cannot be sorted`);
     }
-    if (
-      given !== undefined &&
-      config.allowedOrderingFields !== undefined &&
-      !config.allowedOrderingFields.includes(name)
-    ) {
+    if (given !== undefined && config.allowedOrderingFields !== undefined && !config.allowedOrderingFields.includes(name)) {
       throw new BadRequestError(
         `Parameter orderBy: Entity ${definition.name} cannot be sorted by ${name}; allowed: ${config.allowedOrderingFields.join(', ')}`,
       );
@@ -420,15 +535,38 @@ interface CursorPayload {
   readonly v: 1;
   /** Signature of the query the cursor belongs to. */
   readonly q: string;
-  /** Sort values of the last row: order terms, then key columns. */
+  /** Page size of the page that issued the cursor. */
+  readonly l: number;
+  /** Sort values of the last row: order terms, then key columns not already ordered. */
   readonly a: readonly (KeyValue | null)[];
 }
 
-function querySignature(filters: readonly FilterGroup[], orderBy: readonly OrderTerm[]): string {
+/** A decoded, validated cursor. */
+interface Cursor {
+  readonly limit: number;
+  readonly after: (KeyValue | null)[];
+}
+
+/**
+ * A short hash of entity, filters and order. Filter groups and the conditions of a group are
+ * sorted, so neither the order of the parameters nor the spelling of values changes it.
+ */
+function querySignature(
+  definition: EntityDefinition<object>,
+  filters: readonly FilterGroup[],
+  orderBy: readonly OrderTerm[],
+): string {
+  const groups = filters.map((group) => group.anyOf.map((condition) => JSON.stringify(condition)).sort()).sort(
+    (a, b) => compareText(JSON.stringify(a), JSON.stringify(b)),
+  );
   return createHash('sha256')
-    .update(JSON.stringify([filters, orderBy]))
+    .update(JSON.stringify([definition.name, groups, orderBy]))
     .digest('base64url')
     .slice(0, 16);
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function checksum(text: string): string {
@@ -436,28 +574,19 @@ function checksum(text: string): string {
 }
 
 /** Columns the cursor holds values for: the order terms, then key columns not already ordered. */
-function cursorColumns(
-  definition: EntityDefinition<object>,
-  orderBy: readonly OrderTerm[],
-): string[] {
+function cursorColumns(definition: EntityDefinition<object>, orderBy: readonly OrderTerm[]): string[] {
   const columns = orderBy.map((term) => term.column);
   for (const key of definition.table.key) if (!columns.includes(key)) columns.push(key);
   return columns;
 }
 
-function encodeCursor(
-  definition: EntityDefinition<object>,
-  request: ListRequest,
-  last: StoredRecord,
-): string {
+function encodeCursor(definition: EntityDefinition<object>, request: ListRequest, last: StoredRecord): string {
   const record = last.record;
   const values = cursorColumns(definition, request.orderBy).map((column) => {
     const value = record[column];
-    return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
-      ? value
-      : null;
+    return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? value : null;
   });
-  const payload: CursorPayload = { v: 1, q: request.signature, a: values };
+  const payload: CursorPayload = { v: 1, q: request.signature, l: request.limit ?? 0, a: values };
   const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
   return `${body}.${checksum(body)}`;
 }
@@ -467,11 +596,11 @@ function decodeCursor(
   orderBy: readonly OrderTerm[],
   signature: string,
   cursor: string,
-): (KeyValue | null)[] {
+): Cursor {
   const invalid = (why: string): BadRequestError =>
-    new BadRequestError(`Parameter cursor is invalid: ${why}`);
+    new BadRequestError(`Parameter cursor is invalid: ${why}; pass meta.next of the previous page unchanged`);
   const [body, sum, ...rest] = cursor.split('.');
-  if (body === undefined || sum === undefined || rest.length > 0 || checksum(body) !== sum) {
+  if (body === undefined || body === '' || sum === undefined || rest.length > 0 || checksum(body) !== sum) {
     throw invalid('it was not issued by this service or was altered');
   }
   let payload: unknown;
@@ -483,20 +612,27 @@ function decodeCursor(
   if (typeof payload !== 'object' || payload === null || (payload as { v?: unknown }).v !== 1) {
     throw invalid('unknown cursor format');
   }
-  const { q, a } = payload as { q?: unknown; a?: unknown };
-  if (q !== signature) throw invalid('it belongs to a query with other filters or another order');
+  const { q, l, a } = payload as { q?: unknown; l?: unknown; a?: unknown };
+  if (q !== signature) {
+    throw new BadRequestError(
+      'Parameter cursor belongs to a query with other filters or another order; repeat the filters and orderBy of the first page with it',
+    );
+  }
+  if (typeof l !== 'number' || !Number.isSafeInteger(l) || l < 1) throw invalid('it holds no valid page size');
   const columns = cursorColumns(definition, orderBy);
-  if (!Array.isArray(a) || a.length !== columns.length)
-    throw invalid('it does not match the sort order');
-  return a.map((value: unknown) => {
-    if (
-      value === null ||
-      typeof value === 'string' ||
-      typeof value === 'number' ||
-      typeof value === 'boolean'
-    ) {
-      return value;
+  if (!Array.isArray(a) || a.length !== columns.length) throw invalid('it does not match the sort order');
+  const after = columns.map((column, index) => {
+    const value: unknown = a[index];
+    const field = Object.hasOwn(definition.fields, column) ? definition.fields[column] : undefined;
+    const descriptor = definition.table.columns.find((candidate) => candidate.name === column);
+    if (field === undefined || descriptor === undefined) throw invalid('it names an unknown field');
+    if (value === null) {
+      if (descriptor.required || definition.table.key.includes(column)) throw invalid(`it holds no value for ${column}`);
+      return null;
     }
-    throw invalid('it holds a value of the wrong type');
+    const converted = convertScalar(field, value);
+    if (converted === undefined) throw invalid(`it holds a value of the wrong type for ${column}`);
+    return converted;
   });
+  return { limit: l, after };
 }

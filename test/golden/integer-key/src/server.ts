@@ -8,7 +8,7 @@ import { tables } from './service.js';
 // Configuration comes from the environment; see README.md for every variable.
 const env = process.env;
 
-await startServer({
+startServer({
   createApp,
   tables,
   port: Number(env['PORT'] ?? 8080),
@@ -16,4 +16,9 @@ await startServer({
   databaseUrl: env['DATABASE_URL'] ?? 'sqlite:./data/service.db',
   logLevel: env['LOG_LEVEL'] ?? 'info',
   bodyLimit: Number(env['BODY_LIMIT_BYTES'] ?? 10 * 1024 * 1024),
+}).catch((error: unknown) => {
+  console.error(
+    `The service could not start: ${error instanceof Error ? error.message : String(error)}`,
+  );
+  process.exit(1);
 });
