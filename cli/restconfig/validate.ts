@@ -129,7 +129,8 @@ function typeSuggestion(written: string): string {
   if (close !== '') return close;
   const upper = written.toUpperCase();
   if (upper.startsWith('MULTIPLE')) return "; did you mean 'MULTIPLE_ENTITIES'?";
-  if (upper.startsWith('ENTIT')) return "; did you mean 'ENTITY' (one entity) or 'MULTIPLE_ENTITIES' (several)?";
+  if (upper.startsWith('ENTIT'))
+    return "; did you mean 'ENTITY' (one entity) or 'MULTIPLE_ENTITIES' (several)?";
   return '';
 }
 
