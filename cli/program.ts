@@ -3,7 +3,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { formatDiagnostic, type Diagnostic } from './diagnostics.js';
 import { DRIVER_CHOICES, generate, type DriverChoice } from './generate/index.js';
 import { generatorVersion } from './generate/paths.js';
-import { loadSchemas, readSchemaSources } from './schema/index.js';
+import { loadSchemas, readSchemaSources, type SchemaSource } from './schema/index.js';
 import { normalize } from './model/normalize.js';
 import { writeFiles } from './write.js';
 
@@ -16,6 +16,7 @@ interface GenerateFlags {
   readonly out: string;
   readonly runtimeSpec?: string;
   readonly driver?: DriverChoice;
+  readonly restConfig?: string;
 }
 
 /** Builds the command-line program; `main` runs it. Exposed for tests. */
@@ -44,6 +45,10 @@ export function createProgram(io: {
         `^${generatorVersion()}`,
       ),
     )
+    .option(
+      '--rest-config <file>',
+      'REST configuration (allowed methods, paging, ordering) to bake into the service',
+    )
     .addOption(
       new Option(
         '--driver <driver>',
@@ -56,12 +61,22 @@ export function createProgram(io: {
       const { sources, diagnostics } = await readSchemaSources(schemas.map(displayPath));
       if (reportDiagnostics(diagnostics, io)) return;
       const outputDir = displayPath(flags.out);
-      const result = await generate(sources, {
-        schemaFiles: sources.map((source) => source.file),
-        outputDir,
-        ...(flags.runtimeSpec === undefined ? {} : { runtimeSpec: flags.runtimeSpec }),
-        ...(flags.driver === undefined ? {} : { driver: flags.driver }),
-      });
+      let restConfig: SchemaSource | undefined;
+      if (flags.restConfig !== undefined) {
+        const read = await readSchemaSources([displayPath(flags.restConfig)]);
+        if (reportDiagnostics(read.diagnostics, io)) return;
+        restConfig = read.sources[0];
+      }
+      const result = await generate(
+        sources,
+        {
+          schemaFiles: sources.map((source) => source.file),
+          outputDir,
+          ...(flags.runtimeSpec === undefined ? {} : { runtimeSpec: flags.runtimeSpec }),
+          ...(flags.driver === undefined ? {} : { driver: flags.driver }),
+        },
+        restConfig,
+      );
       if (reportDiagnostics(result.diagnostics, io)) return;
       const summary = await writeFiles(resolve(flags.out), result.files);
       const entities = result.model?.entities.length ?? 0;

@@ -1,4 +1,5 @@
 import type { EntityModel, FieldModel, SchemaModel, TypeModel } from '../model/types.js';
+import { DEFAULT_ENTITY_REST_CONFIG, type EntityRestConfig } from '../restconfig/index.js';
 import { generatorVersion } from './paths.js';
 import { loadTemplates } from './templates.js';
 import { createTypesProject, emitEntityTypes } from './types-emitter.js';
@@ -14,6 +15,8 @@ export interface EmitOptions {
   readonly runtimeSpec?: string;
   /** Database clients the service depends on (default `both`). */
   readonly driver?: DriverChoice;
+  /** The REST configuration file as the user named it, when one was given. */
+  readonly restConfigFile?: string;
 }
 
 /** Which database clients the generated package.json pulls in. */
@@ -43,7 +46,10 @@ const SERVICE_DEPENDENCIES = {
 export async function emitService(
   model: SchemaModel,
   options: EmitOptions,
+  restConfigs: ReadonlyMap<string, EntityRestConfig> = new Map(),
 ): Promise<EmittedFile[]> {
+  const restConfigOf = (entity: EntityModel): EntityRestConfig =>
+    restConfigs.get(entity.name) ?? DEFAULT_ENTITY_REST_CONFIG;
   const templates = loadTemplates();
   const all = model.sourceFiles;
   const files: EmittedFile[] = [];
@@ -58,7 +64,11 @@ export async function emitService(
         contents: templates.entityDefinition(definitionView(entity)),
         sources,
       },
-      { path: `${dir}/routes.ts`, contents: templates.entityRoutes(entity), sources },
+      {
+        path: `${dir}/routes.ts`,
+        contents: templates.entityRoutes(routesView(entity, restConfigOf(entity))),
+        sources,
+      },
     );
   }
   const title = serviceTitle(options.outputDir);
@@ -68,7 +78,7 @@ export async function emitService(
     entities: model.entities.map((entity) => ({
       ...entity,
       documentJson: JSON.stringify(entity.document),
-      restConfigJson: JSON.stringify(defaultRestConfig()),
+      restConfigJson: JSON.stringify(restConfigOf(entity)),
     })),
   };
   files.push(
@@ -120,12 +130,19 @@ function shellWord(word: string): string {
   return /^[A-Za-z0-9_./:@^~=+-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
-/** The REST configuration used when none is given: everything allowed, lists unpaged. */
-function defaultRestConfig(): object {
-  return {
-    allowedMethods: ['GET_LIST', 'GET_BYID', 'NEW', 'UPDATE', 'DELETE'],
-    getListStrategy: 'ALL',
+/** What the routes template reads: which operations the REST configuration allows. */
+function routesView(entity: EntityModel, config: EntityRestConfig): object {
+  const allowed = new Set<string>(config.allowedMethods);
+  const view = {
+    ...entity,
+    restConfigJson: JSON.stringify(config),
+    allowList: allowed.has('GET_LIST'),
+    allowInsert: allowed.has('NEW'),
+    allowGet: allowed.has('GET_BYID'),
+    allowUpdate: allowed.has('UPDATE'),
+    allowDelete: allowed.has('DELETE'),
   };
+  return { ...view, anyForbidden: allowed.size < 5 };
 }
 
 function readmeEntityView(entity: EntityModel): object {

@@ -1,6 +1,7 @@
 import type { Diagnostic } from '../diagnostics.js';
 import { normalize } from '../model/normalize.js';
 import type { SchemaModel } from '../model/types.js';
+import { loadRestConfig, type RestConfigSource } from '../restconfig/index.js';
 import { loadSchemas } from '../schema/index.js';
 import type { SchemaSource } from '../schema/types.js';
 import { emitService, headerLine, regenerateCommand, type EmitOptions } from './emit.js';
@@ -28,13 +29,21 @@ export interface GenerateResult {
 export async function generate(
   sources: readonly SchemaSource[],
   options: EmitOptions,
+  restConfig?: RestConfigSource,
 ): Promise<GenerateResult> {
   const loaded = loadSchemas(sources);
   if (loaded.diagnostics.length > 0)
     return { files: [], diagnostics: loaded.diagnostics, model: undefined };
   const { model, diagnostics } = normalize(loaded.entities);
   if (model === undefined) return { files: [], diagnostics, model: undefined };
-  const emitted = await emitService(model, options);
+  const rest = loadRestConfig(restConfig, model);
+  if (rest.diagnostics.length > 0)
+    return { files: [], diagnostics: rest.diagnostics, model: undefined };
+  const emitted = await emitService(
+    model,
+    restConfig === undefined ? options : { ...options, restConfigFile: restConfig.file },
+    rest.configs,
+  );
   const files = await Promise.all(
     emitted.map(async (file) => ({
       path: file.path,

@@ -36,7 +36,12 @@ export {
   toRefInteger,
   toRefText,
 } from './record.js';
-export type { CollectionHandler, DataRoutes, RecordHandler } from './routes.js';
+export {
+  forbidden,
+  type CollectionHandler,
+  type DataRoutes,
+  type RecordHandler,
+} from './routes.js';
 export { startServer, type RunningService, type StartOptions } from './server.js';
 export {
   createService,

@@ -83,8 +83,10 @@
  *   Records inserted during the walk appear if they sort after the current position.
  *
  * Counts
- * - recordCounts takes the same filters as the list (and the same 400s); `orderBy`, `start`,
- *   `limit` and `cursor` are ignored there, so a client can reuse a list's query string.
+ * - recordCounts takes the same query string as the list and answers the same 400s for it (so a
+ *   client bug shows up on both), but counts every record matching the filters: `orderBy`,
+ *   `start`, `limit` and `cursor` are checked and then ignored, as are the REST config's paging
+ *   rules (`maxWindow` does not require a limit on a count).
  */
 import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
@@ -140,10 +142,21 @@ const OPERATORS: Readonly<Record<string, FilterOperator>> = {
 
 const EQUALITY: readonly FilterOperator[] = ['EQUALS', 'NOT_EQUALS'];
 const ORDERING: readonly FilterOperator[] = ['EQUALS', 'NOT_EQUALS', 'GT', 'GTE', 'LT', 'LTE'];
-const TEXT: readonly FilterOperator[] = [...ORDERING, 'CONTAINS', 'NOT_CONTAINS', 'STARTS_WITH', 'ENDS_WITH'];
+const TEXT: readonly FilterOperator[] = [
+  ...ORDERING,
+  'CONTAINS',
+  'NOT_CONTAINS',
+  'STARTS_WITH',
+  'ENDS_WITH',
+];
 const MEMBERSHIP: readonly FilterOperator[] = ['CONTAINS', 'NOT_CONTAINS'];
 const NEGATED: readonly FilterOperator[] = ['NOT_EQUALS', 'NOT_CONTAINS'];
-const TEXT_MATCH: readonly FilterOperator[] = ['CONTAINS', 'NOT_CONTAINS', 'STARTS_WITH', 'ENDS_WITH'];
+const TEXT_MATCH: readonly FilterOperator[] = [
+  'CONTAINS',
+  'NOT_CONTAINS',
+  'STARTS_WITH',
+  'ENDS_WITH',
+];
 
 /** Operators each filterable type accepts; types missing here cannot be filtered or sorted. */
 const OPERATORS_BY_TYPE: Readonly<Record<string, readonly FilterOperator[]>> = {
@@ -185,7 +198,8 @@ export async function listRecords<R extends object>(
   definition: EntityDefinition<R>,
   config: RestConfig = DEFAULT_REST_CONFIG,
 ): Promise<void> {
-  if (!config.allowedMethods.includes('GET_LIST')) throw new MethodForbiddenError(definition.name, 'GET_LIST');
+  if (!config.allowedMethods.includes('GET_LIST'))
+    throw new MethodForbiddenError(definition.name, 'GET_LIST');
   const request = parseListRequest(definition, config, ctx.querystring);
   const query: ListQuery = {
     filters: request.filters,
@@ -219,8 +233,10 @@ export async function countRecords<R extends object>(
   definition: EntityDefinition<R>,
   config: RestConfig = DEFAULT_REST_CONFIG,
 ): Promise<void> {
-  if (!config.allowedMethods.includes('GET_LIST')) throw new MethodForbiddenError(definition.name, 'GET_LIST');
-  const filters = parseFilters(definition, new URLSearchParams(ctx.querystring));
+  if (!config.allowedMethods.includes('GET_LIST'))
+    throw new MethodForbiddenError(definition.name, 'GET_LIST');
+  // The whole query string is checked as for the list (same 400s); order and paging are ignored.
+  const { filters } = parseQuery(definition, config, ctx.querystring);
   const count = await data.driver.count(definition.table, { filters, orderBy: [] });
   ctx.body = successBody({ count });
 }
@@ -247,17 +263,11 @@ export function parseListRequest(
   config: RestConfig,
   querystring: string,
 ): ListRequest {
-  const params = new URLSearchParams(querystring);
-  const filters = parseFilters(definition, params);
-  const orderBy = parseOrderBy(definition, config, params);
-  const signature = querySignature(definition, filters, orderBy);
-  const start = parseCount(params, 'start', 0);
-  const requestedLimit = parseCount(params, 'limit', 1);
-  const cursorText = single(params, 'cursor');
-  if (cursorText !== undefined && start !== undefined) {
-    throw new BadRequestError('Parameters cursor and start cannot be used together: a cursor already says where the page starts');
-  }
-  const cursor = cursorText === undefined ? undefined : decodeCursor(definition, orderBy, signature, cursorText);
+  const { filters, orderBy, signature, start, requestedLimit, cursor } = parseQuery(
+    definition,
+    config,
+    querystring,
+  );
   const limit =
     requestedLimit ??
     cursor?.limit ??
@@ -285,6 +295,38 @@ export function parseListRequest(
   };
 }
 
+/** Every parameter of a list or count request, checked, before the REST config's paging rules. */
+interface ParsedQuery {
+  readonly filters: FilterGroup[];
+  readonly orderBy: OrderTerm[];
+  readonly signature: string;
+  readonly start: number | undefined;
+  readonly requestedLimit: number | undefined;
+  readonly cursor: Cursor | undefined;
+}
+
+function parseQuery(
+  definition: EntityDefinition<object>,
+  config: RestConfig,
+  querystring: string,
+): ParsedQuery {
+  const params = new URLSearchParams(querystring);
+  const filters = parseFilters(definition, params);
+  const orderBy = parseOrderBy(definition, config, params);
+  const signature = querySignature(definition, filters, orderBy);
+  const start = parseCount(params, 'start', 0);
+  const requestedLimit = parseCount(params, 'limit', 1);
+  const cursorText = single(params, 'cursor');
+  if (cursorText !== undefined && start !== undefined) {
+    throw new BadRequestError(
+      'Parameters cursor and start cannot be used together: a cursor already says where the page starts',
+    );
+  }
+  const cursor =
+    cursorText === undefined ? undefined : decodeCursor(definition, orderBy, signature, cursorText);
+  return { filters, orderBy, signature, start, requestedLimit, cursor };
+}
+
 // Filters ------------------------------------------------------------------------------------
 
 /** A parsed filter parameter, before grouping. */
@@ -294,7 +336,10 @@ interface ParsedCondition {
   readonly groupKey: string;
 }
 
-function parseFilters(definition: EntityDefinition<object>, params: URLSearchParams): FilterGroup[] {
+function parseFilters(
+  definition: EntityDefinition<object>,
+  params: URLSearchParams,
+): FilterGroup[] {
   const groups = new Map<string, FilterCondition[]>();
   let values = 0;
   for (const [name, value] of params) {
@@ -324,7 +369,11 @@ function parseFilters(definition: EntityDefinition<object>, params: URLSearchPar
 
 const FILTER_PARAMETER = /^([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(?:\[([^\]]*)\])?$/;
 
-function parseCondition(definition: EntityDefinition<object>, parameter: string, raw: string): ParsedCondition {
+function parseCondition(
+  definition: EntityDefinition<object>,
+  parameter: string,
+  raw: string,
+): ParsedCondition {
   const match = FILTER_PARAMETER.exec(parameter);
   if (match === null) {
     throw new BadRequestError(
@@ -396,7 +445,11 @@ function operatorsOf(field: FieldInfo): readonly FilterOperator[] | undefined {
   return OPERATORS_BY_TYPE[field.type];
 }
 
-function resolvePath(definition: EntityDefinition<object>, path: readonly string[], parameter: string): FieldInfo {
+function resolvePath(
+  definition: EntityDefinition<object>,
+  path: readonly string[],
+  parameter: string,
+): FieldInfo {
   let fields: Readonly<Record<string, FieldInfo>> | undefined = definition.fields;
   let field: FieldInfo | undefined;
   for (let index = 0; index < path.length; index++) {
@@ -408,7 +461,8 @@ function resolvePath(definition: EntityDefinition<object>, path: readonly string
     }
     field = fields !== undefined && Object.hasOwn(fields, name) ? fields[name] : undefined;
     if (field === undefined) {
-      const where = index === 0 ? `Entity ${definition.name}` : `field ${path.slice(0, index).join('.')}`;
+      const where =
+        index === 0 ? `Entity ${definition.name}` : `field ${path.slice(0, index).join('.')}`;
       throw new BadRequestError(
         `Unknown field ${path.slice(0, index + 1).join('.')} in ${where} (parameter ${parameter})`,
       );
@@ -425,7 +479,12 @@ function kindOf(field: FieldInfo): ColumnKind {
 }
 
 /** Converts a filter value as the field's type would convert it in a request body. */
-function convertValue(field: FieldInfo, operator: FilterOperator, raw: string, parameter: string): KeyValue {
+function convertValue(
+  field: FieldInfo,
+  operator: FilterOperator,
+  raw: string,
+  parameter: string,
+): KeyValue {
   // Substring tests look for the text as written.
   if (TEXT_MATCH.includes(operator)) return raw;
   const value = convertScalar(field, raw);
@@ -476,11 +535,16 @@ function converterFor(field: FieldInfo): Converter<KeyValue> {
 
 // Sorting and paging -------------------------------------------------------------------------
 
-function parseOrderBy(definition: EntityDefinition<object>, config: RestConfig, params: URLSearchParams): OrderTerm[] {
+function parseOrderBy(
+  definition: EntityDefinition<object>,
+  config: RestConfig,
+  params: URLSearchParams,
+): OrderTerm[] {
   const given = single(params, 'orderBy');
   const spec = given === undefined ? (config.defaultOrder ?? []).join(',') : given;
   if (spec.trim() === '') {
-    if (given !== undefined) throw new BadRequestError('Parameter orderBy is empty; name one or more fields');
+    if (given !== undefined)
+      throw new BadRequestError('Parameter orderBy is empty; name one or more fields');
     return [];
   }
   const terms: OrderTerm[] = [];
@@ -496,9 +560,15 @@ function parseOrderBy(definition: EntityDefinition<object>, config: RestConfig, 
       );
     }
     if (OPERATORS_BY_TYPE[field.type] === undefined) {
-      throw new BadRequestError(`Parameter orderBy: field ${name} of type ${field.type} cannot be sorted`);
+      throw new BadRequestError(
+        `Parameter orderBy: field ${name} of type ${field.type} cannot be sorted`,
+      );
     }
-    if (given !== undefined && config.allowedOrderingFields !== undefined && !config.allowedOrderingFields.includes(name)) {
+    if (
+      given !== undefined &&
+      config.allowedOrderingFields !== undefined &&
+      !config.allowedOrderingFields.includes(name)
+    ) {
       throw new BadRequestError(
         `Parameter orderBy: Entity ${definition.name} cannot be sorted by ${name}; allowed: ${config.allowedOrderingFields.join(', ')}`,
       );
@@ -556,9 +626,9 @@ function querySignature(
   filters: readonly FilterGroup[],
   orderBy: readonly OrderTerm[],
 ): string {
-  const groups = filters.map((group) => group.anyOf.map((condition) => JSON.stringify(condition)).sort()).sort(
-    (a, b) => compareText(JSON.stringify(a), JSON.stringify(b)),
-  );
+  const groups = filters
+    .map((group) => group.anyOf.map((condition) => JSON.stringify(condition)).sort())
+    .sort((a, b) => compareText(JSON.stringify(a), JSON.stringify(b)));
   return createHash('sha256')
     .update(JSON.stringify([definition.name, groups, orderBy]))
     .digest('base64url')
@@ -574,17 +644,26 @@ function checksum(text: string): string {
 }
 
 /** Columns the cursor holds values for: the order terms, then key columns not already ordered. */
-function cursorColumns(definition: EntityDefinition<object>, orderBy: readonly OrderTerm[]): string[] {
+function cursorColumns(
+  definition: EntityDefinition<object>,
+  orderBy: readonly OrderTerm[],
+): string[] {
   const columns = orderBy.map((term) => term.column);
   for (const key of definition.table.key) if (!columns.includes(key)) columns.push(key);
   return columns;
 }
 
-function encodeCursor(definition: EntityDefinition<object>, request: ListRequest, last: StoredRecord): string {
+function encodeCursor(
+  definition: EntityDefinition<object>,
+  request: ListRequest,
+  last: StoredRecord,
+): string {
   const record = last.record;
   const values = cursorColumns(definition, request.orderBy).map((column) => {
     const value = record[column];
-    return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? value : null;
+    return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
+      ? value
+      : null;
   });
   const payload: CursorPayload = { v: 1, q: request.signature, l: request.limit ?? 0, a: values };
   const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
@@ -598,9 +677,17 @@ function decodeCursor(
   cursor: string,
 ): Cursor {
   const invalid = (why: string): BadRequestError =>
-    new BadRequestError(`Parameter cursor is invalid: ${why}; pass meta.next of the previous page unchanged`);
+    new BadRequestError(
+      `Parameter cursor is invalid: ${why}; pass meta.next of the previous page unchanged`,
+    );
   const [body, sum, ...rest] = cursor.split('.');
-  if (body === undefined || body === '' || sum === undefined || rest.length > 0 || checksum(body) !== sum) {
+  if (
+    body === undefined ||
+    body === '' ||
+    sum === undefined ||
+    rest.length > 0 ||
+    checksum(body) !== sum
+  ) {
     throw invalid('it was not issued by this service or was altered');
   }
   let payload: unknown;
@@ -618,16 +705,19 @@ function decodeCursor(
       'Parameter cursor belongs to a query with other filters or another order; repeat the filters and orderBy of the first page with it',
     );
   }
-  if (typeof l !== 'number' || !Number.isSafeInteger(l) || l < 1) throw invalid('it holds no valid page size');
+  if (typeof l !== 'number' || !Number.isSafeInteger(l) || l < 1)
+    throw invalid('it holds no valid page size');
   const columns = cursorColumns(definition, orderBy);
-  if (!Array.isArray(a) || a.length !== columns.length) throw invalid('it does not match the sort order');
+  if (!Array.isArray(a) || a.length !== columns.length)
+    throw invalid('it does not match the sort order');
   const after = columns.map((column, index) => {
     const value: unknown = a[index];
     const field = Object.hasOwn(definition.fields, column) ? definition.fields[column] : undefined;
     const descriptor = definition.table.columns.find((candidate) => candidate.name === column);
     if (field === undefined || descriptor === undefined) throw invalid('it names an unknown field');
     if (value === null) {
-      if (descriptor.required || definition.table.key.includes(column)) throw invalid(`it holds no value for ${column}`);
+      if (descriptor.required || definition.table.key.includes(column))
+        throw invalid(`it holds no value for ${column}`);
       return null;
     }
     const converted = convertScalar(field, value);

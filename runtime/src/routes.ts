@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import type { EntityDefinition } from './definition.js';
 import type { DataContext } from './operations.js';
+import { MethodForbiddenError } from './errors.js';
 
 /** Handles a request on `/data/{entity}` (list, insert). */
 export type CollectionHandler = (ctx: Context, data: DataContext) => Promise<void>;
@@ -25,4 +26,12 @@ export interface DataRoutes {
   readonly patch: RecordHandler;
   /** DELETE /data/{entity}/{id} */
   readonly remove: RecordHandler;
+}
+
+/** A handler for an operation the REST configuration switched off: always 403. */
+export function forbidden(
+  definition: EntityDefinition<object>,
+  method: 'GET_LIST' | 'GET_BYID' | 'NEW' | 'UPDATE' | 'DELETE',
+): CollectionHandler & RecordHandler {
+  return () => Promise.reject(new MethodForbiddenError(definition.name, method));
 }

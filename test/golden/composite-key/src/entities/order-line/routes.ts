@@ -10,8 +10,15 @@ import {
   listRecords,
   patchRecord,
   replaceRecord,
+  type RestConfig,
 } from '@entity-gen/runtime';
 import { orderLineDefinition as definition } from './definition.js';
+
+/** REST configuration of ORDER_LINE: allowed methods and how lists are paged and sorted. */
+export const orderLineRestConfig: RestConfig = {
+  allowedMethods: ['GET_LIST', 'GET_BYID', 'NEW', 'UPDATE', 'DELETE'],
+  getListStrategy: 'ALL',
+};
 
 /**
  * HTTP handlers of ORDER_LINE: `/data/order_line` and `/data/order_line/{id}` (the entity name is
@@ -20,9 +27,9 @@ import { orderLineDefinition as definition } from './definition.js';
 export const orderLineRoutes: DataRoutes = {
   definition,
   /** GET /data/order_line: lists records, filtered, sorted and paged. */
-  list: (ctx, data) => listRecords(ctx, data, definition),
+  list: (ctx, data) => listRecords(ctx, data, definition, orderLineRestConfig),
   /** GET /entity/order_line/recordCounts: counts records matching the filters. */
-  count: (ctx, data) => countRecords(ctx, data, definition),
+  count: (ctx, data) => countRecords(ctx, data, definition, orderLineRestConfig),
   /** POST /data/order_line: inserts one record, or a list of records in one transaction. */
   insert: (ctx, data) => insertRecords(ctx, data, definition),
   /** GET /data/order_line/{id}: reads one record. */

@@ -10,8 +10,15 @@ import {
   listRecords,
   patchRecord,
   replaceRecord,
+  type RestConfig,
 } from '@entity-gen/runtime';
 import { shiftDefinition as definition } from './definition.js';
+
+/** REST configuration of SHIFT: allowed methods and how lists are paged and sorted. */
+export const shiftRestConfig: RestConfig = {
+  allowedMethods: ['GET_LIST', 'GET_BYID', 'NEW', 'UPDATE', 'DELETE'],
+  getListStrategy: 'ALL',
+};
 
 /**
  * HTTP handlers of SHIFT: `/data/shift` and `/data/shift/{id}` (the entity name is
@@ -20,9 +27,9 @@ import { shiftDefinition as definition } from './definition.js';
 export const shiftRoutes: DataRoutes = {
   definition,
   /** GET /data/shift: lists records, filtered, sorted and paged. */
-  list: (ctx, data) => listRecords(ctx, data, definition),
+  list: (ctx, data) => listRecords(ctx, data, definition, shiftRestConfig),
   /** GET /entity/shift/recordCounts: counts records matching the filters. */
-  count: (ctx, data) => countRecords(ctx, data, definition),
+  count: (ctx, data) => countRecords(ctx, data, definition, shiftRestConfig),
   /** POST /data/shift: inserts one record, or a list of records in one transaction. */
   insert: (ctx, data) => insertRecords(ctx, data, definition),
   /** GET /data/shift/{id}: reads one record. */

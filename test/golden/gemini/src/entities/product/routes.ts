@@ -10,8 +10,15 @@ import {
   listRecords,
   patchRecord,
   replaceRecord,
+  type RestConfig,
 } from '@entity-gen/runtime';
 import { productDefinition as definition } from './definition.js';
+
+/** REST configuration of PRODUCT: allowed methods and how lists are paged and sorted. */
+export const productRestConfig: RestConfig = {
+  allowedMethods: ['GET_LIST', 'GET_BYID', 'NEW', 'UPDATE', 'DELETE'],
+  getListStrategy: 'ALL',
+};
 
 /**
  * HTTP handlers of PRODUCT: `/data/product` and `/data/product/{id}` (the entity name is
@@ -20,9 +27,9 @@ import { productDefinition as definition } from './definition.js';
 export const productRoutes: DataRoutes = {
   definition,
   /** GET /data/product: lists records, filtered, sorted and paged. */
-  list: (ctx, data) => listRecords(ctx, data, definition),
+  list: (ctx, data) => listRecords(ctx, data, definition, productRestConfig),
   /** GET /entity/product/recordCounts: counts records matching the filters. */
-  count: (ctx, data) => countRecords(ctx, data, definition),
+  count: (ctx, data) => countRecords(ctx, data, definition, productRestConfig),
   /** POST /data/product: inserts one record, or a list of records in one transaction. */
   insert: (ctx, data) => insertRecords(ctx, data, definition),
   /** GET /data/product/{id}: reads one record. */

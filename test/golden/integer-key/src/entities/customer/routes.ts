@@ -10,8 +10,15 @@ import {
   listRecords,
   patchRecord,
   replaceRecord,
+  type RestConfig,
 } from '@entity-gen/runtime';
 import { customerDefinition as definition } from './definition.js';
+
+/** REST configuration of CUSTOMER: allowed methods and how lists are paged and sorted. */
+export const customerRestConfig: RestConfig = {
+  allowedMethods: ['GET_LIST', 'GET_BYID', 'NEW', 'UPDATE', 'DELETE'],
+  getListStrategy: 'ALL',
+};
 
 /**
  * HTTP handlers of CUSTOMER: `/data/customer` and `/data/customer/{id}` (the entity name is
@@ -20,9 +27,9 @@ import { customerDefinition as definition } from './definition.js';
 export const customerRoutes: DataRoutes = {
   definition,
   /** GET /data/customer: lists records, filtered, sorted and paged. */
-  list: (ctx, data) => listRecords(ctx, data, definition),
+  list: (ctx, data) => listRecords(ctx, data, definition, customerRestConfig),
   /** GET /entity/customer/recordCounts: counts records matching the filters. */
-  count: (ctx, data) => countRecords(ctx, data, definition),
+  count: (ctx, data) => countRecords(ctx, data, definition, customerRestConfig),
   /** POST /data/customer: inserts one record, or a list of records in one transaction. */
   insert: (ctx, data) => insertRecords(ctx, data, definition),
   /** GET /data/customer/{id}: reads one record. */

@@ -10,8 +10,15 @@ import {
   listRecords,
   patchRecord,
   replaceRecord,
+  type RestConfig,
 } from '@entity-gen/runtime';
 import { invoiceDefinition as definition } from './definition.js';
+
+/** REST configuration of INVOICE: allowed methods and how lists are paged and sorted. */
+export const invoiceRestConfig: RestConfig = {
+  allowedMethods: ['GET_LIST', 'GET_BYID', 'NEW', 'UPDATE', 'DELETE'],
+  getListStrategy: 'ALL',
+};
 
 /**
  * HTTP handlers of INVOICE: `/data/invoice` and `/data/invoice/{id}` (the entity name is
@@ -20,9 +27,9 @@ import { invoiceDefinition as definition } from './definition.js';
 export const invoiceRoutes: DataRoutes = {
   definition,
   /** GET /data/invoice: lists records, filtered, sorted and paged. */
-  list: (ctx, data) => listRecords(ctx, data, definition),
+  list: (ctx, data) => listRecords(ctx, data, definition, invoiceRestConfig),
   /** GET /entity/invoice/recordCounts: counts records matching the filters. */
-  count: (ctx, data) => countRecords(ctx, data, definition),
+  count: (ctx, data) => countRecords(ctx, data, definition, invoiceRestConfig),
   /** POST /data/invoice: inserts one record, or a list of records in one transaction. */
   insert: (ctx, data) => insertRecords(ctx, data, definition),
   /** GET /data/invoice/{id}: reads one record. */

@@ -10,8 +10,15 @@ import {
   listRecords,
   patchRecord,
   replaceRecord,
+  type RestConfig,
 } from '@entity-gen/runtime';
 import { groupDefinition as definition } from './definition.js';
+
+/** REST configuration of GROUP: allowed methods and how lists are paged and sorted. */
+export const groupRestConfig: RestConfig = {
+  allowedMethods: ['GET_LIST', 'GET_BYID', 'NEW', 'UPDATE', 'DELETE'],
+  getListStrategy: 'ALL',
+};
 
 /**
  * HTTP handlers of GROUP: `/data/group` and `/data/group/{id}` (the entity name is
@@ -20,9 +27,9 @@ import { groupDefinition as definition } from './definition.js';
 export const groupRoutes: DataRoutes = {
   definition,
   /** GET /data/group: lists records, filtered, sorted and paged. */
-  list: (ctx, data) => listRecords(ctx, data, definition),
+  list: (ctx, data) => listRecords(ctx, data, definition, groupRestConfig),
   /** GET /entity/group/recordCounts: counts records matching the filters. */
-  count: (ctx, data) => countRecords(ctx, data, definition),
+  count: (ctx, data) => countRecords(ctx, data, definition, groupRestConfig),
   /** POST /data/group: inserts one record, or a list of records in one transaction. */
   insert: (ctx, data) => insertRecords(ctx, data, definition),
   /** GET /data/group/{id}: reads one record. */

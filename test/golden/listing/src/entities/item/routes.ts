@@ -10,8 +10,15 @@ import {
   listRecords,
   patchRecord,
   replaceRecord,
+  type RestConfig,
 } from '@entity-gen/runtime';
 import { itemDefinition as definition } from './definition.js';
+
+/** REST configuration of ITEM: allowed methods and how lists are paged and sorted. */
+export const itemRestConfig: RestConfig = {
+  allowedMethods: ['GET_LIST', 'GET_BYID', 'NEW', 'UPDATE', 'DELETE'],
+  getListStrategy: 'ALL',
+};
 
 /**
  * HTTP handlers of ITEM: `/data/item` and `/data/item/{id}` (the entity name is
@@ -20,9 +27,9 @@ import { itemDefinition as definition } from './definition.js';
 export const itemRoutes: DataRoutes = {
   definition,
   /** GET /data/item: lists records, filtered, sorted and paged. */
-  list: (ctx, data) => listRecords(ctx, data, definition),
+  list: (ctx, data) => listRecords(ctx, data, definition, itemRestConfig),
   /** GET /entity/item/recordCounts: counts records matching the filters. */
-  count: (ctx, data) => countRecords(ctx, data, definition),
+  count: (ctx, data) => countRecords(ctx, data, definition, itemRestConfig),
   /** POST /data/item: inserts one record, or a list of records in one transaction. */
   insert: (ctx, data) => insertRecords(ctx, data, definition),
   /** GET /data/item/{id}: reads one record. */

@@ -10,8 +10,15 @@ import {
   listRecords,
   patchRecord,
   replaceRecord,
+  type RestConfig,
 } from '@entity-gen/runtime';
 import { lineDefinition as definition } from './definition.js';
+
+/** REST configuration of LINE: allowed methods and how lists are paged and sorted. */
+export const lineRestConfig: RestConfig = {
+  allowedMethods: ['GET_LIST', 'GET_BYID', 'NEW', 'UPDATE', 'DELETE'],
+  getListStrategy: 'ALL',
+};
 
 /**
  * HTTP handlers of LINE: `/data/line` and `/data/line/{id}` (the entity name is
@@ -20,9 +27,9 @@ import { lineDefinition as definition } from './definition.js';
 export const lineRoutes: DataRoutes = {
   definition,
   /** GET /data/line: lists records, filtered, sorted and paged. */
-  list: (ctx, data) => listRecords(ctx, data, definition),
+  list: (ctx, data) => listRecords(ctx, data, definition, lineRestConfig),
   /** GET /entity/line/recordCounts: counts records matching the filters. */
-  count: (ctx, data) => countRecords(ctx, data, definition),
+  count: (ctx, data) => countRecords(ctx, data, definition, lineRestConfig),
   /** POST /data/line: inserts one record, or a list of records in one transaction. */
   insert: (ctx, data) => insertRecords(ctx, data, definition),
   /** GET /data/line/{id}: reads one record. */

@@ -10,8 +10,15 @@ import {
   listRecords,
   patchRecord,
   replaceRecord,
+  type RestConfig,
 } from '@entity-gen/runtime';
 import { ownerDefinition as definition } from './definition.js';
+
+/** REST configuration of OWNER: allowed methods and how lists are paged and sorted. */
+export const ownerRestConfig: RestConfig = {
+  allowedMethods: ['GET_LIST', 'GET_BYID', 'NEW', 'UPDATE', 'DELETE'],
+  getListStrategy: 'ALL',
+};
 
 /**
  * HTTP handlers of OWNER: `/data/owner` and `/data/owner/{id}` (the entity name is
@@ -20,9 +27,9 @@ import { ownerDefinition as definition } from './definition.js';
 export const ownerRoutes: DataRoutes = {
   definition,
   /** GET /data/owner: lists records, filtered, sorted and paged. */
-  list: (ctx, data) => listRecords(ctx, data, definition),
+  list: (ctx, data) => listRecords(ctx, data, definition, ownerRestConfig),
   /** GET /entity/owner/recordCounts: counts records matching the filters. */
-  count: (ctx, data) => countRecords(ctx, data, definition),
+  count: (ctx, data) => countRecords(ctx, data, definition, ownerRestConfig),
   /** POST /data/owner: inserts one record, or a list of records in one transaction. */
   insert: (ctx, data) => insertRecords(ctx, data, definition),
   /** GET /data/owner/{id}: reads one record. */

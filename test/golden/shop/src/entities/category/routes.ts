@@ -10,8 +10,15 @@ import {
   listRecords,
   patchRecord,
   replaceRecord,
+  type RestConfig,
 } from '@entity-gen/runtime';
 import { categoryDefinition as definition } from './definition.js';
+
+/** REST configuration of CATEGORY: allowed methods and how lists are paged and sorted. */
+export const categoryRestConfig: RestConfig = {
+  allowedMethods: ['GET_LIST', 'GET_BYID', 'NEW', 'UPDATE', 'DELETE'],
+  getListStrategy: 'ALL',
+};
 
 /**
  * HTTP handlers of CATEGORY: `/data/category` and `/data/category/{id}` (the entity name is
@@ -20,9 +27,9 @@ import { categoryDefinition as definition } from './definition.js';
 export const categoryRoutes: DataRoutes = {
   definition,
   /** GET /data/category: lists records, filtered, sorted and paged. */
-  list: (ctx, data) => listRecords(ctx, data, definition),
+  list: (ctx, data) => listRecords(ctx, data, definition, categoryRestConfig),
   /** GET /entity/category/recordCounts: counts records matching the filters. */
-  count: (ctx, data) => countRecords(ctx, data, definition),
+  count: (ctx, data) => countRecords(ctx, data, definition, categoryRestConfig),
   /** POST /data/category: inserts one record, or a list of records in one transaction. */
   insert: (ctx, data) => insertRecords(ctx, data, definition),
   /** GET /data/category/{id}: reads one record. */

@@ -10,8 +10,15 @@ import {
   listRecords,
   patchRecord,
   replaceRecord,
+  type RestConfig,
 } from '@entity-gen/runtime';
 import { shopSettingsDefinition as definition } from './definition.js';
+
+/** REST configuration of SHOP_SETTINGS: allowed methods and how lists are paged and sorted. */
+export const shopSettingsRestConfig: RestConfig = {
+  allowedMethods: ['GET_LIST', 'GET_BYID', 'NEW', 'UPDATE', 'DELETE'],
+  getListStrategy: 'ALL',
+};
 
 /**
  * HTTP handlers of SHOP_SETTINGS: `/data/shop_settings` and `/data/shop_settings/{id}` (the entity name is
@@ -20,9 +27,9 @@ import { shopSettingsDefinition as definition } from './definition.js';
 export const shopSettingsRoutes: DataRoutes = {
   definition,
   /** GET /data/shop_settings: lists records, filtered, sorted and paged. */
-  list: (ctx, data) => listRecords(ctx, data, definition),
+  list: (ctx, data) => listRecords(ctx, data, definition, shopSettingsRestConfig),
   /** GET /entity/shop_settings/recordCounts: counts records matching the filters. */
-  count: (ctx, data) => countRecords(ctx, data, definition),
+  count: (ctx, data) => countRecords(ctx, data, definition, shopSettingsRestConfig),
   /** POST /data/shop_settings: inserts one record, or a list of records in one transaction. */
   insert: (ctx, data) => insertRecords(ctx, data, definition),
   /** GET /data/shop_settings/{id}: reads one record. */
