@@ -51,7 +51,7 @@ export function productRecord(code, n) {
     category: categoryName(n),
     price: decimalText(100 + Math.floor(random() * 99_900)),
     stock: Math.floor(random() * 1000),
-    weightKg: Math.round(random() * 10_000) / 1000 + 0.001,
+    weightKg: (1 + Math.floor(random() * 10_000)) / 1000,
     available: random() < 0.7,
     releaseDate: `20${10 + Math.floor(random() * 15)}-${pad2(1 + Math.floor(random() * 12))}-${pad2(1 + Math.floor(random() * 28))}`,
     lastRestock: new Date(1_700_000_000_000 + Math.floor(random() * 50_000_000_000)).toISOString(),

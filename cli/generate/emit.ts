@@ -123,7 +123,12 @@ export function regenerateCommand(options: EmitOptions): string {
   const schemas = options.schemaFiles.map(shellWord).join(' ');
   const runtime =
     options.runtimeSpec === undefined ? '' : ` --runtime-spec ${shellWord(options.runtimeSpec)}`;
-  return `npx entity-gen generate ${schemas} -o ${shellWord(options.outputDir)}${runtime}`;
+  const driver = options.driver === undefined ? '' : ` --driver ${options.driver}`;
+  const rest =
+    options.restConfigFile === undefined
+      ? ''
+      : ` --rest-config ${shellWord(options.restConfigFile)}`;
+  return `npx entity-gen generate ${schemas} -o ${shellWord(options.outputDir)}${rest}${runtime}${driver}`;
 }
 
 function shellWord(word: string): string {

@@ -39,17 +39,15 @@ export async function generate(
   const rest = loadRestConfig(restConfig, model);
   if (rest.diagnostics.length > 0)
     return { files: [], diagnostics: rest.diagnostics, model: undefined };
-  const emitted = await emitService(
-    model,
-    restConfig === undefined ? options : { ...options, restConfigFile: restConfig.file },
-    rest.configs,
-  );
+  const emitOptions =
+    restConfig === undefined ? options : { ...options, restConfigFile: restConfig.file };
+  const emitted = await emitService(model, emitOptions, rest.configs);
   const files = await Promise.all(
     emitted.map(async (file) => ({
       path: file.path,
       contents: await formatFile(
         file.path,
-        withHeader(file.path, file.contents, headerLine(model, file.sources), options),
+        withHeader(file.path, file.contents, headerLine(model, file.sources), emitOptions),
       ),
     })),
   );

@@ -119,9 +119,34 @@ const ITEMS: Record<string, unknown>[] = [
     tags: ['red'],
   },
   { code: 'f', name: 'Epsilon' },
-  { code: 'g', name: 'zeta', note: '%', qty: 7, price: '-1', day: '2025-01-01', tags: ['%'], ratings: [7] },
-  { code: 'h', name: 'Eta', note: '_', qty: 8, price: '0.001', active: true, at: '2023-01-01T00:00:00Z' },
-  { code: 'i', name: 'theta', note: 'PLAIN TEXT', qty: 10, price: '9.750', status: 'closed', owner: 1 },
+  {
+    code: 'g',
+    name: 'zeta',
+    note: '%',
+    qty: 7,
+    price: '-1',
+    day: '2025-01-01',
+    tags: ['%'],
+    ratings: [7],
+  },
+  {
+    code: 'h',
+    name: 'Eta',
+    note: '_',
+    qty: 8,
+    price: '0.001',
+    active: true,
+    at: '2023-01-01T00:00:00Z',
+  },
+  {
+    code: 'i',
+    name: 'theta',
+    note: 'PLAIN TEXT',
+    qty: 10,
+    price: '9.750',
+    status: 'closed',
+    owner: 1,
+  },
   { code: 'j', name: "x' OR '1'='1", note: "it's", qty: 1 },
 ];
 
@@ -134,7 +159,9 @@ function except(...codes: string[]): string[] {
 
 /** A query string from name/value pairs, every name and value percent-encoded. */
 function qs(pairs: readonly (readonly [string, string])[]): string {
-  return pairs.map(([name, value]) => `${encodeURIComponent(name)}=${encodeURIComponent(value)}`).join('&');
+  return pairs
+    .map(([name, value]) => `${encodeURIComponent(name)}=${encodeURIComponent(value)}`)
+    .join('&');
 }
 
 /** GET /data/ITEM?<query>: asserts 200 and returns the codes in response order. */
@@ -210,7 +237,11 @@ describe('the data set', () => {
       at: '2024-02-29T23:29:59.999Z',
     });
     const a = await service.request('GET', '/data/ITEM/a');
-    expect(a.body.data).toMatchObject({ status: 'NEW', at: '2024-02-29T23:30:00.000Z', price: '10.5' });
+    expect(a.body.data).toMatchObject({
+      status: 'NEW',
+      at: '2024-02-29T23:30:00.000Z',
+      price: '10.5',
+    });
   });
 });
 
@@ -233,8 +264,22 @@ describe('STRING filters', () => {
     ['GTE', [['name[GTE]', 'beta']], ['b', 'e', 'g', 'i', 'j']],
     ['LT', [['name[LT]', 'B']], ['a']],
     ['LTE', [['name[LTE]', 'Alpha']], ['a']],
-    ['OR over a repeated parameter', [['name', 'Alpha'], ['name', 'beta']], ['a', 'b']],
-    ['= and [EQUALS] count as the same parameter', [['name', 'Alpha'], ['name[EQUALS]', 'beta']], ['a', 'b']],
+    [
+      'OR over a repeated parameter',
+      [
+        ['name', 'Alpha'],
+        ['name', 'beta'],
+      ],
+      ['a', 'b'],
+    ],
+    [
+      '= and [EQUALS] count as the same parameter',
+      [
+        ['name', 'Alpha'],
+        ['name[EQUALS]', 'beta'],
+      ],
+      ['a', 'b'],
+    ],
   ]);
 });
 
@@ -250,7 +295,11 @@ describe('text matching is literal', () => {
     ['single quote', [['note[CONTAINS]', "'"]], ['j']],
     ['CONTAINS is case-sensitive', [['note[CONTAINS]', 'plain']], ['a']],
     ['the empty text is contained in every present value', [['note[CONTAINS]', '']], except('f')],
-    ['NOT_CONTAINS includes records without the field', [['note[NOT_CONTAINS]', '%']], except('b', 'g')],
+    [
+      'NOT_CONTAINS includes records without the field',
+      [['note[NOT_CONTAINS]', '%']],
+      except('b', 'g'),
+    ],
     ['NOT_EQUALS includes records without the field', [['note[NOT_EQUALS]', '%']], except('g')],
     ['% after %', [['note[CONTAINS]', '0%']], ['b']],
     ['%_ matches nothing', [['note[CONTAINS]', '%_']], []],
@@ -267,8 +316,22 @@ describe('INTEGER, DOUBLE and DECIMAL filters compare numerically', () => {
     ['qty LT (negative)', [['qty[LT]', '0']], ['c']],
     ['qty LTE', [['qty[LTE]', '0']], ['c', 'd']],
     ['qty GT -1', [['qty[GT]', '-1']], except('c', 'f')],
-    ['qty OR', [['qty', '2'], ['qty', '7']], ['b', 'g']],
-    ['qty range (AND of two operators)', [['qty[GTE]', '1'], ['qty[LT]', '10']], ['b', 'g', 'h', 'j']],
+    [
+      'qty OR',
+      [
+        ['qty', '2'],
+        ['qty', '7'],
+      ],
+      ['b', 'g'],
+    ],
+    [
+      'qty range (AND of two operators)',
+      [
+        ['qty[GTE]', '1'],
+        ['qty[LT]', '10'],
+      ],
+      ['b', 'g', 'h', 'j'],
+    ],
     ['score GT', [['score[GT]', '1.5']], ['c', 'e']],
     ['score GTE', [['score[GTE]', '1.5']], ['a', 'c', 'e']],
     ['score LT', [['score[LT]', '0']], ['b']],
@@ -282,7 +345,11 @@ describe('INTEGER, DOUBLE and DECIMAL filters compare numerically', () => {
     ['big exact decimal GT', [['price[GT]', BIG]], ['c']],
     ['big exact decimal GTE', [['price[GTE]', BIG]], ['c', 'd']],
     ['big exact decimal EQUALS', [['price', `${BIG}.0`]], ['d']],
-    ['big exact decimal LT by 10^-21', [['price[LT]', `${BIG}.000000000000000000001`]], except('c', 'f', 'j')],
+    [
+      'big exact decimal LT by 10^-21',
+      [['price[LT]', `${BIG}.000000000000000000001`]],
+      except('c', 'f', 'j'),
+    ],
     ['price LT 0', [['price[LT]', '0']], ['g']],
     ['price LTE 0.001', [['price[LTE]', '0.001']], ['g', 'h']],
     ['price GT -1.5', [['price[GT]', '-1.5']], except('f', 'j')],
@@ -296,11 +363,25 @@ describe('BOOL, DATE and DATE_TIME filters', () => {
     ['active=true', [['active', 'true']], ['a', 'c', 'h']],
     ['active=false', [['active', 'false']], ['b', 'd']],
     ['active NOT_EQUALS true', [['active[NOT_EQUALS]', 'true']], except('a', 'c', 'h')],
-    ['active OR', [['active', 'true'], ['active', 'false']], ['a', 'b', 'c', 'd', 'h']],
+    [
+      'active OR',
+      [
+        ['active', 'true'],
+        ['active', 'false'],
+      ],
+      ['a', 'b', 'c', 'd', 'h'],
+    ],
     ['day EQUALS a leap day', [['day', '2024-02-29']], ['b']],
     ['day GT', [['day[GT]', '2024-01-15']], ['b', 'd', 'g']],
     ['day LT', [['day[LT]', '2024-01-01']], ['c']],
-    ['day range', [['day[GTE]', '2024-02-29'], ['day[LTE]', '2024-03-01']], ['b', 'd']],
+    [
+      'day range',
+      [
+        ['day[GTE]', '2024-02-29'],
+        ['day[LTE]', '2024-03-01'],
+      ],
+      ['b', 'd'],
+    ],
     ['day NOT', [['day[NOT]', '2024-02-29']], except('b')],
     ['at EQUALS with an offset', [['at', '2024-03-01T01:30:00+02:00']], ['a', 'b']],
     ['at EQUALS in UTC', [['at', '2024-02-29T23:30:00Z']], ['a', 'b']],
@@ -308,7 +389,11 @@ describe('BOOL, DATE and DATE_TIME filters', () => {
     ['at GT by one millisecond', [['at[GT]', '2024-02-29T23:29:59.999Z']], ['a', 'b', 'd']],
     ['at GTE', [['at[GTE]', '2024-02-29T23:29:59.999Z']], ['a', 'b', 'c', 'd']],
     ['at LT with an offset', [['at[LT]', '2024-03-01T01:30:00+02:00']], ['c', 'h']],
-    ['at LTE with a negative offset', [['at[LTE]', '2024-03-01T00:00:00-05:00']], ['a', 'b', 'c', 'd', 'h']],
+    [
+      'at LTE with a negative offset',
+      [['at[LTE]', '2024-03-01T00:00:00-05:00']],
+      ['a', 'b', 'c', 'd', 'h'],
+    ],
     ['at GT with a positive offset', [['at[GT]', '2024-03-01T05:00:00+05:00']], ['d']],
     ['at NOT', [['at[NOT]', '2024-02-29T23:30:00Z']], except('a', 'b')],
   ]);
@@ -319,16 +404,37 @@ describe('ENUM and SELECT filters', () => {
     ['ENUM value matched case-insensitively', [['status', 'new']], ['a', 'd']],
     ['ENUM canonical spelling Open', [['status', 'OPEN']], ['b', 'e']],
     ['ENUM canonical spelling closed', [['status', 'CLOSED']], ['c', 'i']],
-    ['ENUM OR', [['status', 'new'], ['status', 'Closed']], ['a', 'c', 'd', 'i']],
+    [
+      'ENUM OR',
+      [
+        ['status', 'new'],
+        ['status', 'Closed'],
+      ],
+      ['a', 'c', 'd', 'i'],
+    ],
     ['ENUM NOT', [['status[NOT]', 'new']], except('a', 'd')],
-    ['ENUM NOT repeated: neither value', [['status[NOT]', 'new'], ['status[!]', 'open']], except('a', 'b', 'd', 'e')],
+    [
+      'ENUM NOT repeated: neither value',
+      [
+        ['status[NOT]', 'new'],
+        ['status[!]', 'open'],
+      ],
+      except('a', 'b', 'd', 'e'),
+    ],
     ['ENUM CONTAINS on the canonical text', [['status[CONTAINS]', 'pe']], ['b', 'e']],
     ['ENUM CONTAINS is case-sensitive', [['status[CONTAINS]', 'PE']], []],
     ['ENUM STARTS_WITH', [['status[STARTS_WITH]', 'N']], ['a', 'd']],
     ['ENUM GT compares the text', [['status[GT]', 'Open']], ['c', 'i']],
     ['SELECT EQUALS', [['size', 'M']], ['b', 'd']],
     ['SELECT NOT', [['size[NOT]', 'M']], except('b', 'd')],
-    ['SELECT OR', [['size', 'S'], ['size', 'L']], ['a', 'c', 'e']],
+    [
+      'SELECT OR',
+      [
+        ['size', 'S'],
+        ['size', 'L'],
+      ],
+      ['a', 'c', 'e'],
+    ],
     ['SELECT ENDS_WITH', [['size[ENDS_WITH]', 'L']], ['c']],
   ]);
 });
@@ -339,7 +445,14 @@ describe('ENTITY_REF filters', () => {
     ['integer ref GT compares numbers (10 > 2)', [['owner[GT]', '2']], ['c']],
     ['integer ref LT', [['owner[LT]', '10']], ['a', 'b', 'd', 'i']],
     ['integer ref NOT', [['owner[NOT]', '1']], except('a', 'i')],
-    ['integer ref OR', [['owner', '1'], ['owner', '10']], ['a', 'c', 'i']],
+    [
+      'integer ref OR',
+      [
+        ['owner', '1'],
+        ['owner', '10'],
+      ],
+      ['a', 'c', 'i'],
+    ],
     ['text ref EQUALS', [['group', 'g1']], ['a', 'd']],
     ['text ref GT compares text (g10 > g1)', [['group[GT]', 'g1']], ['b', 'c', 'e']],
     ['text ref GT g10', [['group[GT]', 'g10']], ['b', 'e']],
@@ -352,8 +465,19 @@ describe('dotted paths into OBJECT fields', () => {
   filterCases([
     ['address.city', [['address.city', 'Pisa']], ['a']],
     ['address.city STARTS_WITH', [['address.city[STARTS_WITH]', 'P']], ['a', 'b']],
-    ['address.city NOT includes records without address', [['address.city[NOT]', 'Pisa']], except('a')],
-    ['address.city OR', [['address.city', 'Pisa'], ['address.city', 'pisa']], ['a', 'c']],
+    [
+      'address.city NOT includes records without address',
+      [['address.city[NOT]', 'Pisa']],
+      except('a'),
+    ],
+    [
+      'address.city OR',
+      [
+        ['address.city', 'Pisa'],
+        ['address.city', 'pisa'],
+      ],
+      ['a', 'c'],
+    ],
     ['address.zip GT', [['address.zip[GT]', '1000']], ['a', 'b']],
     ['address.fee DECIMAL EQUALS', [['address.fee', '2.50']], ['a', 'e']],
     ['address.fee DECIMAL GT numerically', [['address.fee[GT]', '9']], ['b']],
@@ -362,9 +486,20 @@ describe('dotted paths into OBJECT fields', () => {
     ['address.verified false', [['address.verified', 'false']], ['b']],
     ['nested object ENUM (case-insensitive)', [['address.geo.country', 'it']], ['a']],
     ['nested object DOUBLE', [['address.geo.lat[GT]', '45']], ['b']],
-    ['nested object OR', [['address.geo.country', 'IT'], ['address.geo.country', 'de']], ['a', 'c']],
+    [
+      'nested object OR',
+      [
+        ['address.geo.country', 'IT'],
+        ['address.geo.country', 'de'],
+      ],
+      ['a', 'c'],
+    ],
     ['array inside an object', [['address.labels[CONTAINS]', 'center']], ['a', 'c']],
-    ['array inside an object NOT_CONTAINS', [['address.labels[NOT_CONTAINS]', 'center']], except('a', 'c')],
+    [
+      'array inside an object NOT_CONTAINS',
+      [['address.labels[NOT_CONTAINS]', 'center']],
+      except('a', 'c'),
+    ],
   ]);
 });
 
@@ -374,28 +509,94 @@ describe('ARRAY membership', () => {
     ['membership is case-sensitive', [['tags[contains]', 'Red']], ['d']],
     ['membership is not a substring test', [['tags[CONTAINS]', 're']], []],
     ['membership of %', [['tags[CONTAINS]', '%']], ['g']],
-    ['tags CONTAINS OR', [['tags[CONTAINS]', 'red'], ['tags[CONTAINS]', 'x']], ['a', 'd', 'e']],
-    ['tags NOT_CONTAINS (absent and empty arrays included)', [['tags[NOT_CONTAINS]', 'red']], except('a', 'e')],
+    [
+      'tags CONTAINS OR',
+      [
+        ['tags[CONTAINS]', 'red'],
+        ['tags[CONTAINS]', 'x'],
+      ],
+      ['a', 'd', 'e'],
+    ],
+    [
+      'tags NOT_CONTAINS (absent and empty arrays included)',
+      [['tags[NOT_CONTAINS]', 'red']],
+      except('a', 'e'),
+    ],
     [
       'tags NOT_CONTAINS repeated: none of the values',
-      [['tags[NOT_CONTAINS]', 'red'], ['tags[NOT_CONTAINS]', 'blue']],
+      [
+        ['tags[NOT_CONTAINS]', 'red'],
+        ['tags[NOT_CONTAINS]', 'blue'],
+      ],
       except('a', 'b', 'e'),
     ],
     ['INTEGER array CONTAINS', [['ratings[CONTAINS]', '3']], ['a', 'd']],
     ['INTEGER array value converted (03 = 3)', [['ratings[CONTAINS]', '03']], ['a', 'd']],
     ['INTEGER array NOT_CONTAINS', [['ratings[NOT_CONTAINS]', '3']], except('a', 'd')],
-    ['CONTAINS and NOT_CONTAINS combine with AND', [['tags[CONTAINS]', 'blue'], ['tags[NOT_CONTAINS]', 'red']], ['b']],
+    [
+      'CONTAINS and NOT_CONTAINS combine with AND',
+      [
+        ['tags[CONTAINS]', 'blue'],
+        ['tags[NOT_CONTAINS]', 'red'],
+      ],
+      ['b'],
+    ],
   ]);
 });
 
 describe('AND across parameters', () => {
   filterCases([
-    ['ENUM and INTEGER', [['status', 'NEW'], ['qty', '10']], ['a']],
-    ['array and DECIMAL', [['tags[CONTAINS]', 'red'], ['price[GT]', '10']], ['a', 'e']],
-    ['BOOL and STARTS_WITH', [['active', 'true'], ['name[STARTS_WITH]', 'G']], ['c']],
-    ['OR inside, AND outside', [['status', 'new'], ['status', 'open'], ['qty[GTE]', '10']], ['a', 'e']],
-    ['no match', [['status', 'new'], ['status', 'open'], ['qty[LT]', '-100']], []],
-    ['ordering and paging parameters do not filter', [['orderBy', 'name'], ['limit', '100'], ['name[NOT]', 'x']], ALL],
+    [
+      'ENUM and INTEGER',
+      [
+        ['status', 'NEW'],
+        ['qty', '10'],
+      ],
+      ['a'],
+    ],
+    [
+      'array and DECIMAL',
+      [
+        ['tags[CONTAINS]', 'red'],
+        ['price[GT]', '10'],
+      ],
+      ['a', 'e'],
+    ],
+    [
+      'BOOL and STARTS_WITH',
+      [
+        ['active', 'true'],
+        ['name[STARTS_WITH]', 'G'],
+      ],
+      ['c'],
+    ],
+    [
+      'OR inside, AND outside',
+      [
+        ['status', 'new'],
+        ['status', 'open'],
+        ['qty[GTE]', '10'],
+      ],
+      ['a', 'e'],
+    ],
+    [
+      'no match',
+      [
+        ['status', 'new'],
+        ['status', 'open'],
+        ['qty[LT]', '-100'],
+      ],
+      [],
+    ],
+    [
+      'ordering and paging parameters do not filter',
+      [
+        ['orderBy', 'name'],
+        ['limit', '100'],
+        ['name[NOT]', 'x'],
+      ],
+      ALL,
+    ],
   ]);
 });
 
@@ -429,30 +630,54 @@ describe('sorting', () => {
   });
 
   it('sorts the filtered records', async () => {
-    expect(await listCodes(qs([['orderBy', '-price,name'], ['qty[GTE]', '2']]))).toEqual(['a', 'e', 'b', 'i', 'h', 'g']);
+    expect(
+      await listCodes(
+        qs([
+          ['orderBy', '-price,name'],
+          ['qty[GTE]', '2'],
+        ]),
+      ),
+    ).toEqual(['a', 'e', 'b', 'i', 'h', 'g']);
   });
 
-  it.each(cases)('offset and cursor pages of orderBy=%s concatenate to the full order', async (orderBy, expected) => {
-    for (const limit of [1, 3, 4]) {
-      const offsetPages: string[] = [];
-      for (let start = 0; start < expected.length; start += limit) {
-        offsetPages.push(...(await listCodes(qs([['orderBy', orderBy], ['start', String(start)], ['limit', String(limit)]]))));
-      }
-      expect(offsetPages, `offset, limit ${limit}`).toEqual(expected);
+  it.each(cases)(
+    'offset and cursor pages of orderBy=%s concatenate to the full order',
+    async (orderBy, expected) => {
+      for (const limit of [1, 3, 4]) {
+        const offsetPages: string[] = [];
+        for (let start = 0; start < expected.length; start += limit) {
+          offsetPages.push(
+            ...(await listCodes(
+              qs([
+                ['orderBy', orderBy],
+                ['start', String(start)],
+                ['limit', String(limit)],
+              ]),
+            )),
+          );
+        }
+        expect(offsetPages, `offset, limit ${limit}`).toEqual(expected);
 
-      const cursorPages: string[] = [];
-      let query = qs([['orderBy', orderBy], ['limit', String(limit)]]);
-      for (let guard = 0; guard < 20; guard++) {
-        const response = await service.request('GET', `/data/ITEM?${query}`);
-        expect(response.status, response.text).toBe(200);
-        cursorPages.push(...response.body.data.map((r: { code: string }) => r.code));
-        const next = response.body.meta.next as string | undefined;
-        if (next === undefined) break;
-        query = qs([['orderBy', orderBy], ['cursor', next]]);
+        const cursorPages: string[] = [];
+        let query = qs([
+          ['orderBy', orderBy],
+          ['limit', String(limit)],
+        ]);
+        for (let guard = 0; guard < 20; guard++) {
+          const response = await service.request('GET', `/data/ITEM?${query}`);
+          expect(response.status, response.text).toBe(200);
+          cursorPages.push(...response.body.data.map((r: { code: string }) => r.code));
+          const next = response.body.meta.next as string | undefined;
+          if (next === undefined) break;
+          query = qs([
+            ['orderBy', orderBy],
+            ['cursor', next],
+          ]);
+        }
+        expect(cursorPages, `cursor, limit ${limit}`).toEqual(expected);
       }
-      expect(cursorPages, `cursor, limit ${limit}`).toEqual(expected);
-    }
-  });
+    },
+  );
 });
 
 describe('offset paging', () => {
@@ -486,7 +711,10 @@ describe('offset paging', () => {
   });
 
   it('pages filtered records', async () => {
-    const response = await service.request('GET', '/data/ITEM?qty[GTE]=2&orderBy=-qty&start=1&limit=2');
+    const response = await service.request(
+      'GET',
+      '/data/ITEM?qty[GTE]=2&orderBy=-qty&start=1&limit=2',
+    );
     // qty 10 ties (a, e, i) are broken by the key, descending like the last term.
     expect(response.body.data.map((r: { code: string }) => r.code)).toEqual(['e', 'a']);
     expect(response.body.meta).toMatchObject({ start: 1, limit: 2 });
@@ -622,12 +850,9 @@ describe('bad queries are 400s naming the parameter', () => {
     await expect400(`/data/ITEM?${query}`, mention);
   });
 
-  it.each(cases)(
-    'recordCounts?%s',
-    async (query, mention) => {
-      await expect400(`/entity/ITEM/recordCounts?${query}`, mention);
-    },
-  );
+  it.each(cases)('recordCounts?%s', async (query, mention) => {
+    await expect400(`/entity/ITEM/recordCounts?${query}`, mention);
+  });
 
   it('lists the operators that do apply', async () => {
     const reason = await expect400('/data/ITEM?qty[CONTAINS]=1', 'qty');
@@ -664,8 +889,16 @@ describe('bad queries are 400s naming the parameter', () => {
 });
 
 describe('injection attempts are 400s or exact matches', () => {
-  const attempts: readonly (readonly [string, readonly (readonly [string, string])[], readonly string[] | 400])[] = [
-    ['quote in a value matches only the record with that exact name', [['name', "x' OR '1'='1"]], ['j']],
+  const attempts: readonly (readonly [
+    string,
+    readonly (readonly [string, string])[],
+    readonly string[] | 400,
+  ])[] = [
+    [
+      'quote in a value matches only the record with that exact name',
+      [['name', "x' OR '1'='1"]],
+      ['j'],
+    ],
     ['comment in a value', [['name', "x' OR 1=1 --"]], []],
     ['statement in a value', [['name', "'; DROP TABLE item; --"]], []],
     ['% as a whole CONTAINS value', [['name[CONTAINS]', '%']], []],
@@ -747,16 +980,20 @@ describe('other entities', () => {
     });
     expect(insert.status, insert.text).toBe(200);
     const byKey = await service.request('GET', '/data/LINE');
-    expect(byKey.body.data.map((r: { order: string; line: number }) => `${r.order}~${r.line}`)).toEqual([
-      'o1~1',
-      'o1~2',
-      'o1~10',
-      'o2~1',
-    ]);
+    expect(
+      byKey.body.data.map((r: { order: string; line: number }) => `${r.order}~${r.line}`),
+    ).toEqual(['o1~1', 'o1~2', 'o1~10', 'o2~1']);
     const page1 = await service.request('GET', '/data/LINE?orderBy=-amount&limit=2');
-    expect(page1.body.data.map((r: { order: string; line: number }) => `${r.order}~${r.line}`)).toEqual(['o1~1', 'o2~1']);
-    const page2 = await service.request('GET', `/data/LINE?orderBy=-amount&cursor=${encodeURIComponent(page1.body.meta.next)}`);
-    expect(page2.body.data.map((r: { order: string; line: number }) => `${r.order}~${r.line}`)).toEqual(['o1~10', 'o1~2']);
+    expect(
+      page1.body.data.map((r: { order: string; line: number }) => `${r.order}~${r.line}`),
+    ).toEqual(['o1~1', 'o2~1']);
+    const page2 = await service.request(
+      'GET',
+      `/data/LINE?orderBy=-amount&cursor=${encodeURIComponent(page1.body.meta.next)}`,
+    );
+    expect(
+      page2.body.data.map((r: { order: string; line: number }) => `${r.order}~${r.line}`),
+    ).toEqual(['o1~10', 'o1~2']);
     expect(page2.body.meta).toEqual({ limit: 2 });
     const deleted = await service.request('DELETE', '/data/LINE/o1~1');
     expect(deleted.status).toBe(200);

@@ -36,7 +36,10 @@ async function startService(dir: string, env: Record<string, string>): Promise<S
   });
   const logs: string[] = [];
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`service did not start:\n${logs.join('')}`)), 20_000);
+    const timer = setTimeout(
+      () => reject(new Error(`service did not start:\n${logs.join('')}`)),
+      20_000,
+    );
     const onData = (chunk: Buffer): void => {
       logs.push(chunk.toString());
       if (logs.join('').includes('listening on')) {
@@ -55,7 +58,9 @@ async function startService(dir: string, env: Record<string, string>): Promise<S
 }
 
 async function stop(started: Started): Promise<number | null> {
-  const exited = new Promise<number | null>((resolve) => started.child.once('exit', (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) =>
+    started.child.once('exit', (code) => resolve(code)),
+  );
   started.child.kill('SIGTERM');
   return exited;
 }
@@ -64,7 +69,11 @@ describe('the built service as users run it (npm run build && npm start)', () =>
   let dir: string;
   beforeAll(async () => {
     dir = await generateFixtureInto(fixtureNamed('shop'), 'server-shop');
-    await exec(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], { cwd: dir });
+    await exec(
+      process.execPath,
+      [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'],
+      { cwd: dir },
+    );
   }, 120_000);
   let running: Started | undefined;
   afterAll(() => {
@@ -88,7 +97,10 @@ describe('the built service as users run it (npm run build && npm start)', () =>
 
     running = await startService(dir, env);
     const read = await fetch(`${running.url}/data/category/tools`);
-    expect(await read.json()).toMatchObject({ status: 'success', data: { name: 'tools', description: 'Hand tools' } });
+    expect(await read.json()).toMatchObject({
+      status: 'success',
+      data: { name: 'tools', description: 'Hand tools' },
+    });
     expect(await stop(running)).toBe(0);
     running = undefined;
   });
@@ -96,13 +108,21 @@ describe('the built service as users run it (npm run build && npm start)', () =>
   it('serves sqlite::memory: and writes structured JSON logs', async () => {
     running = await startService(dir, { DATABASE_URL: 'sqlite::memory:' });
     expect((await fetch(`${running.url}/data/category`)).status).toBe(200);
-    const first = running.logs.join('').split('\n').find((line) => line.includes('listening on'));
-    expect(JSON.parse(first ?? '{}')).toMatchObject({ level: 30, msg: expect.stringContaining('listening on') });
+    const first = running.logs
+      .join('')
+      .split('\n')
+      .find((line) => line.includes('listening on'));
+    expect(JSON.parse(first ?? '{}')).toMatchObject({
+      level: 30,
+      msg: expect.stringContaining('listening on'),
+    });
     expect(await stop(running)).toBe(0);
     running = undefined;
   });
 
   it('refuses an unsupported DATABASE_URL with a clear message', async () => {
-    await expect(startService(dir, { DATABASE_URL: 'mysql://localhost/db' })).rejects.toThrow(/Unsupported DATABASE_URL mysql:\/\/localhost\/db/);
+    await expect(startService(dir, { DATABASE_URL: 'mysql://localhost/db' })).rejects.toThrow(
+      /Unsupported DATABASE_URL mysql:\/\/localhost\/db/,
+    );
   });
 });

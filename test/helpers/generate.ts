@@ -15,11 +15,18 @@ export const OUTPUT = join(ROOT, 'test', 'output');
 export interface Fixture {
   readonly name: string;
   readonly schemas: readonly string[];
+  /** A REST configuration file, relative to the repository root. */
+  readonly restConfig?: string;
 }
 
 /** Every valid fixture; each has golden files under `test/golden/<name>/`. */
 export const FIXTURES: readonly Fixture[] = [
   { name: 'shop', schemas: ['fixtures/shop/shop.yaml'] },
+  {
+    name: 'shop-rest',
+    schemas: ['fixtures/shop/shop.yaml'],
+    restConfig: 'fixtures/restconfig/valid/shop.yaml',
+  },
   { name: 'composite-key', schemas: ['fixtures/composite-key/schema.json'] },
   { name: 'integer-key', schemas: ['fixtures/integer-key/schema.yaml'] },
   { name: 'gemini', schemas: ['fixtures/gemini/schema.json'] },
@@ -35,10 +42,15 @@ export async function fixtureSources(fixture: Fixture): Promise<SchemaSource[]> 
 
 /** Generates a fixture in memory, failing on diagnostics. */
 export async function generateFixture(fixture: Fixture): Promise<readonly GeneratedFile[]> {
-  const result = await generate(await fixtureSources(fixture), {
-    schemaFiles: fixture.schemas,
-    outputDir: `${fixture.name}-service`,
-  });
+  const restConfig =
+    fixture.restConfig === undefined
+      ? undefined
+      : { file: fixture.restConfig, text: await readFile(join(ROOT, fixture.restConfig), 'utf8') };
+  const result = await generate(
+    await fixtureSources(fixture),
+    { schemaFiles: fixture.schemas, outputDir: `${fixture.name}-service` },
+    restConfig,
+  );
   if (result.diagnostics.length > 0) {
     throw new Error(
       `fixture ${fixture.name} is invalid:\n${JSON.stringify(result.diagnostics, null, 2)}`,

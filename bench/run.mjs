@@ -1,0 +1,807 @@
+#!/usr/bin/env node
+// entity-gen benchmark runner: `npm run bench` (full) or `npm run bench -- --quick` (smoke run).
+// Writes bench/results/latest.md + latest.json (full) or latest-quick.md + latest-quick.json.
+//
+// Options:
+//   --quick            1 short round, 10 000 seeded rows, small synthetic schemas (< 1 minute)
+//   --only=a,b         run only these sections: http, bulk, scaling, generate, pg
+//   --skip=a,b         skip these sections
+//   --no-build         do not rebuild runtime/dist and dist/cli when the sources are newer
+//   --rounds=N --seconds=S --warmup=S --seed=N   override the mode's settings
+//
+// The servers under test are child processes on 127.0.0.1; autocannon runs in this process.
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { categoryName, CATEGORY_COUNT, productCode, productRecord, syntheticEntityName, syntheticRecord, syntheticSchemaYaml } from './lib/data.mjs';
+import { loadRun, timedRequest } from './lib/load.mjs';
+import { killAll, runCommand, sampleRss, startServer } from './lib/servers.mjs';
+import { fmt, fmtSpread, spread } from './lib/stats.mjs';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const BENCH = join(ROOT, 'bench');
+const OUTPUT = join(BENCH, 'output');
+const DATA = join(OUTPUT, 'data');
+const RESULTS = join(BENCH, 'results');
+const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+const CLI = join(ROOT, 'dist', 'cli', 'main.js');
+const SECTIONS = ['http', 'bulk', 'scaling', 'generate', 'pg'];
+
+// --- Options ---------------------------------------------------------------------------------------
+const argv = process.argv.slice(2);
+const flag = (name) => argv.includes(`--${name}`);
+const option = (name) => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const QUICK = flag('quick');
+const only = option('only')?.split(',');
+const skip = new Set(option('skip')?.split(',') ?? []);
+for (const name of [...(only ?? []), ...skip]) {
+  if (!SECTIONS.includes(name)) throw new Error(`Unknown section ${name}; sections: ${SECTIONS.join(', ')}`);
+}
+const enabled = (section) => (only === undefined || only.includes(section)) && !skip.has(section);
+
+const MODE = QUICK
+  ? {
+      name: 'quick',
+      rounds: 1,
+      warmupSeconds: 0.5,
+      seconds: 1.5,
+      seedCount: 10_000,
+      bulkBatches: 1,
+      scalingEntities: 20,
+      scalingSeed: 2_000,
+      generateSizes: [10],
+      generateRepeats: 1,
+      typecheckEntities: undefined,
+      pgSeedCount: 10_000,
+    }
+  : {
+      name: 'full',
+      rounds: 3,
+      warmupSeconds: 1,
+      seconds: 4,
+      seedCount: 100_000,
+      bulkBatches: 2,
+      scalingEntities: 200,
+      scalingSeed: 10_000,
+      generateSizes: [10, 100, 1000],
+      generateRepeats: 3,
+      typecheckEntities: 100,
+      pgSeedCount: 100_000,
+    };
+if (option('rounds') !== undefined) MODE.rounds = Number(option('rounds'));
+if (option('seconds') !== undefined) MODE.seconds = Number(option('seconds'));
+if (option('warmup') !== undefined) MODE.warmupSeconds = Number(option('warmup'));
+if (option('seed') !== undefined) MODE.seedCount = Number(option('seed'));
+const CONNECTIONS = 50;
+const BATCH = 10_000;
+/** Generation of the largest schema is stopped after this long (reported as "> limit"). */
+const GENERATE_TIMEOUT_MS = 150_000;
+const PG_BENCH_DB = 'entity_gen_bench';
+
+const started = performance.now();
+const results = {
+  mode: MODE.name,
+  settings: { ...MODE, connections: CONNECTIONS, batch: BATCH },
+  machine: {},
+  notes: [],
+  sections: {},
+};
+const log = (...parts) => console.log(`[bench ${((performance.now() - started) / 1000).toFixed(1)}s]`, ...parts);
+
+process.on('SIGINT', () => {
+  killAll();
+  process.exit(130);
+});
+
+async function main() {
+  mkdirSync(DATA, { recursive: true });
+  mkdirSync(RESULTS, { recursive: true });
+  await ensureBuilt();
+  results.machine = machineInfo();
+  log(`mode ${MODE.name}: ${MODE.rounds} round(s) × ${MODE.seconds}s (+${MODE.warmupSeconds}s warm-up), ${CONNECTIONS} connections, ${fmt(MODE.seedCount)} seeded rows`);
+
+  if (enabled('http') || enabled('bulk')) await sqliteSection();
+  if (enabled('scaling')) await scalingSection();
+  if (enabled('generate')) await generateSection();
+  if (enabled('pg')) await pgSection();
+
+  results.machine.loadAverageEnd = os.loadavg().map((v) => v.toFixed(2)).join(' ');
+  results.totalSeconds = (performance.now() - started) / 1000;
+  const base = QUICK ? 'latest-quick' : 'latest';
+  writeFileSync(join(RESULTS, `${base}.json`), `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(join(RESULTS, `${base}.md`), renderMarkdown(results));
+  log(`done in ${results.totalSeconds.toFixed(1)} s; wrote ${relative(ROOT, join(RESULTS, `${base}.md`))}`);
+  console.log(`\n${renderMarkdown(results)}`);
+}
+
+// --- Build and generated services -------------------------------------------------------------------
+
+function newestMtime(dir, filter) {
+  let newest = 0;
+  if (!existsSync(dir)) return newest;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, newestMtime(path, filter));
+    else if (filter(entry.name)) newest = Math.max(newest, statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+/** Builds runtime/dist and dist/cli when missing or older than their sources. */
+async function ensureBuilt() {
+  const outputs = [join(ROOT, 'runtime', 'dist', 'index.js'), CLI];
+  const missing = outputs.some((file) => !existsSync(file));
+  const sources = Math.max(
+    newestMtime(join(ROOT, 'runtime', 'src'), (n) => n.endsWith('.ts')),
+    newestMtime(join(ROOT, 'cli'), (n) => n.endsWith('.ts')),
+  );
+  const stale = !missing && Math.min(...outputs.map((file) => statSync(file).mtimeMs)) < sources;
+  if (!missing && (!stale || flag('no-build'))) {
+    if (stale) results.notes.push('runtime/dist or dist/cli is older than its sources (--no-build given): measured the built code.');
+    return;
+  }
+  log(missing ? 'building (dist missing): npm run build' : 'sources changed since the last build: npm run build');
+  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+  const build = await runCommand(npm, ['run', 'build'], { cwd: ROOT });
+  if (build.code !== 0) throw new Error(`npm run build failed:\n${build.stdout}\n${build.stderr}`);
+}
+
+/** Hash of everything a generated service depends on: the schema, the CLI, templates, runtime. */
+function generatorStamp(schemaText, mode) {
+  const hash = createHash('sha256').update(schemaText).update(mode);
+  const add = (dir) => {
+    if (!existsSync(dir)) return;
+    for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+      if (!entry.isFile()) continue;
+      const path = join(entry.parentPath ?? entry.path, entry.name);
+      const stat = statSync(path);
+      hash.update(`${relative(ROOT, path)}:${stat.size}:${stat.mtimeMs}\n`);
+    }
+  };
+  add(join(ROOT, 'dist', 'cli'));
+  add(join(ROOT, 'templates'));
+  add(join(ROOT, 'runtime', 'dist'));
+  return hash.digest('hex');
+}
+
+/**
+ * Generates `schemaFile` into bench/output/<name> and compiles it with tsc (full type check, or
+ * `--noCheck` for the big synthetic services). Skipped when nothing it depends on changed since
+ * the last run (a stamp file records that).
+ */
+async function buildService(name, schemaFile, { check = true } = {}) {
+  const dir = join(OUTPUT, name);
+  const stampFile = join(dir, '.bench-stamp');
+  const stamp = generatorStamp(readFileSync(schemaFile, 'utf8'), check ? 'check' : 'nocheck');
+  if (existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp && existsSync(join(dir, 'dist', 'server.js'))) return dir;
+  rmSync(dir, { recursive: true, force: true });
+  log(`generating ${relative(ROOT, dir)} from ${relative(ROOT, schemaFile)}`);
+  const generated = await runCommand(process.execPath, [CLI, 'generate', relative(ROOT, schemaFile), '-o', relative(ROOT, dir)], { cwd: ROOT });
+  if (generated.code !== 0) throw new Error(`entity-gen generate failed:\n${generated.stdout}\n${generated.stderr}`);
+  const compiled = await runCommand(process.execPath, [TSC, '-p', dir, ...(check ? [] : ['--noCheck'])], { cwd: ROOT });
+  if (compiled.code !== 0) throw new Error(`tsc -p ${dir} failed:\n${compiled.stdout}\n${compiled.stderr}`);
+  writeFileSync(stampFile, stamp);
+  return dir;
+}
+
+function writeSchema(name, text) {
+  const file = join(OUTPUT, 'schemas', name);
+  mkdirSync(dirname(file), { recursive: true });
+  if (!existsSync(file) || readFileSync(file, 'utf8') !== text) writeFileSync(file, text);
+  return file;
+}
+
+function sqliteUrl(file) {
+  return `sqlite:${file}`;
+}
+
+function removeDb(file) {
+  for (const suffix of ['', '-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true });
+}
+
+async function postJson(url, body) {
+  const response = await timedRequest(url, { method: 'POST', body });
+  if (response.status !== 200) throw new Error(`POST ${url} answered ${response.status}: ${response.text.slice(0, 500)}`);
+  return response;
+}
+
+// --- Load helpers ---------------------------------------------------------------------------------
+
+const randomInt = (n) => Math.floor(Math.random() * n);
+let uniqueCounter = 0;
+
+/** autocannon request definitions of the shop operations, keyed by operation id. */
+function shopOperations(seedCount) {
+  return {
+    get: {
+      label: 'GET by key (random key)',
+      request: () => ({
+        method: 'GET',
+        setupRequest: (req) => ({ ...req, path: `/data/product/${productCode(randomInt(seedCount))}` }),
+      }),
+    },
+    list: {
+      label: 'GET filtered + sorted page of 100',
+      request: () => ({
+        method: 'GET',
+        setupRequest: (req) => ({ ...req, path: `/data/product?category=${categoryName(randomInt(CATEGORY_COUNT))}&orderBy=-price&limit=100` }),
+      }),
+    },
+    count: {
+      label: 'count with a filter',
+      request: () => ({
+        method: 'GET',
+        setupRequest: (req) => ({ ...req, path: `/entity/product/recordCounts?category=${categoryName(randomInt(CATEGORY_COUNT))}` }),
+      }),
+    },
+    patch: {
+      label: 'PATCH one (random key)',
+      request: () => ({
+        method: 'PATCH',
+        headers: { 'content-type': 'application/json' },
+        setupRequest: (req) => ({
+          ...req,
+          path: `/data/product/${productCode(randomInt(seedCount))}`,
+          body: JSON.stringify({ data: { stock: randomInt(1000), status: 'ACTIVE' } }),
+        }),
+      }),
+    },
+    post: {
+      label: 'POST one',
+      request: (tag) => ({
+        method: 'POST',
+        path: '/data/product',
+        headers: { 'content-type': 'application/json' },
+        setupRequest: (req) => {
+          const n = uniqueCounter++;
+          return { ...req, body: JSON.stringify({ data: productRecord(`N${tag}${n}`, n) }) };
+        },
+      }),
+    },
+  };
+}
+
+/**
+ * Measures `operation` on every server, interleaved: for each round, A B C … each with its own
+ * warm-up. `onRun(server, phase)` may return a finisher (e.g. an RSS sampler) for the measured run.
+ */
+async function interleave(servers, operation, { rounds, sample } = {}) {
+  const runs = Object.fromEntries(servers.map((s) => [s.id, []]));
+  for (let round = 0; round < rounds; round++) {
+    for (const server of servers) {
+      const request = operation.request(`${server.id}${round}x`);
+      if (MODE.warmupSeconds > 0) await loadRun(server.url, request, { connections: CONNECTIONS, seconds: MODE.warmupSeconds });
+      const sampler = sample?.(server);
+      const run = await loadRun(server.url, request, { connections: CONNECTIONS, seconds: MODE.seconds });
+      if (sampler !== undefined) run.rssBytes = sampler.stop();
+      runs[server.id].push(run);
+      log(`  ${operation.label} · ${server.label} · round ${round + 1}: ${fmt(run.rps)} req/s, p50 ${run.p50.toFixed(2)} ms, p99 ${run.p99.toFixed(2)} ms${run.non2xx + run.errors > 0 ? `, ${run.non2xx} non-2xx, ${run.errors} errors` : ''}`);
+    }
+  }
+  return runs;
+}
+
+/** Per-round ratios of a metric between two servers' runs. */
+function ratios(a, b, metric = 'rps') {
+  return a.map((run, i) => run[metric] / b[i][metric]);
+}
+
+function summarizeRuns(runs) {
+  return {
+    rps: spread(runs.map((r) => r.rps)),
+    p50: spread(runs.map((r) => r.p50)),
+    p99: spread(runs.map((r) => r.p99)),
+    failures: runs.reduce((sum, r) => sum + r.non2xx + r.errors + r.timeouts, 0),
+    rssBytes: runs.some((r) => r.rssBytes !== undefined) ? Math.max(...runs.map((r) => r.rssBytes ?? 0)) : undefined,
+    runs,
+  };
+}
+
+// --- Sections ---------------------------------------------------------------------------------------
+
+/** Envelope check: the three servers must answer the same requests with the same JSON. */
+async function envelopeCheck(servers, seedCount) {
+  const problems = [];
+  const key = productCode(Math.min(42, seedCount - 1));
+  const compare = async (what, request, pick) => {
+    const answers = [];
+    for (const server of servers) {
+      const response = await timedRequest(`${server.url}${request.path}`, request);
+      let body;
+      try {
+        body = JSON.parse(response.text);
+      } catch {
+        body = response.text;
+      }
+      answers.push({ server, status: response.status, etag: response.headers.get('etag'), value: JSON.stringify(pick(body)) });
+    }
+    const [first, ...rest] = answers;
+    for (const other of rest) {
+      if (other.status !== first.status || other.value !== first.value || other.etag !== first.etag) {
+        problems.push(`${what}: ${other.server.label} differs from ${first.server.label} (status ${other.status}/${first.status}, ETag ${other.etag}/${first.etag})`);
+      }
+    }
+  };
+  await compare('GET by key', { path: `/data/product/${key}` }, (b) => b);
+  await compare('GET page', { path: `/data/product?category=${categoryName(7)}&orderBy=-price&limit=100` }, (b) => [b.status, b.data, b.meta?.start, b.meta?.limit]);
+  await compare('count', { path: `/entity/product/recordCounts?category=${categoryName(7)}` }, (b) => b);
+  const record = productRecord('CHECK-1', 1);
+  await compare('POST one', { path: '/data/product', method: 'POST', body: JSON.stringify({ data: record }) }, (b) => [b.status, b.data, typeof b.meta?.lastUpdateTimeUnix]);
+  await compare('PATCH one', { path: `/data/product/${key}`, method: 'PATCH', body: JSON.stringify({ data: { stock: 7 } }) }, (b) => [b.status, b.data]);
+  await compare('POST invalid', { path: '/data/product', method: 'POST', body: JSON.stringify({ data: { ...record, code: 'CHECK-2', price: 'abc' } }) }, (b) => b.status);
+  await compare('GET missing', { path: '/data/product/NOPE' }, (b) => b.status);
+  return problems;
+}
+
+async function sqliteSection() {
+  log('SQLite: shop service vs hand-written Koa vs raw node:http');
+  const shop = await buildService('shop', join(ROOT, 'fixtures', 'shop', 'shop.yaml'));
+  const seedDb = join(DATA, `seed-${MODE.seedCount}.db`);
+  const seedMark = `${seedDb}.done`;
+  const stamp = generatorStamp(String(MODE.seedCount), 'seed');
+  if (!existsSync(seedMark) || readFileSync(seedMark, 'utf8') !== stamp) {
+    removeDb(seedDb);
+    rmSync(seedMark, { force: true });
+    log(`seeding ${fmt(MODE.seedCount)} PRODUCT records through the generated service`);
+    const seeder = await startServer('seed', join(shop, 'dist', 'server.js'), { DATABASE_URL: sqliteUrl(seedDb) });
+    try {
+      for (let from = 0; from < MODE.seedCount; from += BATCH) {
+        const records = [];
+        for (let n = from; n < Math.min(MODE.seedCount, from + BATCH); n++) records.push(productRecord(productCode(n), n));
+        await postJson(`${seeder.url}/data/product`, JSON.stringify({ data: records }));
+      }
+    } finally {
+      await seeder.stop(); // closes the database: WAL checkpointed into the main file
+    }
+    writeFileSync(seedMark, stamp);
+  }
+  const files = {};
+  for (const id of ['gen', 'koa', 'raw']) {
+    files[id] = join(DATA, `${id}.db`);
+    removeDb(files[id]);
+    copyFileSync(seedDb, files[id]);
+  }
+  const sync = process.env.SQLITE_SYNCHRONOUS;
+  const syncEnv = sync === undefined ? {} : { SQLITE_SYNCHRONOUS: sync };
+  const servers = [];
+  try {
+    servers.push(
+      { id: 'gen', label: 'generated (entity-gen)', ...(await startServer('generated', join(shop, 'dist', 'server.js'), { DATABASE_URL: sqliteUrl(files.gen), ...syncEnv })) },
+      { id: 'koa', label: 'hand-written Koa', ...(await startServer('koa', join(BENCH, 'baselines', 'koa-sqlite.mjs'), { DATABASE_FILE: files.koa, ...syncEnv })) },
+      { id: 'raw', label: 'raw node:http', ...(await startServer('raw', join(BENCH, 'baselines', 'raw-sqlite.mjs'), { DATABASE_FILE: files.raw, ...syncEnv })) },
+    );
+    const problems = await envelopeCheck(servers, MODE.seedCount);
+    results.sections.envelope = problems;
+    log(problems.length === 0 ? 'envelope check: identical answers' : `envelope check: ${problems.join('; ')}`);
+
+    if (enabled('http')) {
+      const operations = shopOperations(MODE.seedCount);
+      const http = {};
+      for (const id of ['get', 'list', 'count', 'patch', 'post']) {
+        const runs = await interleave(servers, operations[id], {
+          rounds: MODE.rounds,
+          sample: id === 'get' ? (server) => sampleRss(server.pid) : undefined,
+        });
+        http[id] = {
+          label: operations[id].label,
+          servers: Object.fromEntries(servers.map((s) => [s.id, summarizeRuns(runs[s.id])])),
+          genVsKoa: spread(ratios(runs.gen, runs.koa)),
+          genVsRaw: spread(ratios(runs.gen, runs.raw)),
+          koaVsRaw: spread(ratios(runs.koa, runs.raw)),
+        };
+      }
+      results.sections.http = http;
+    }
+    if (enabled('bulk')) results.sections.bulk = await bulkSection(servers);
+  } finally {
+    for (const server of servers) await server.stop();
+  }
+}
+
+/** POST of 10 000 records in one request, end to end, interleaved across the servers. */
+async function bulkSection(servers) {
+  log(`bulk: ${fmt(BATCH)} records in one POST`);
+  const perServer = Object.fromEntries(servers.map((s) => [s.id, []]));
+  const body = (tag) => {
+    const records = [];
+    for (let i = 0; i < BATCH; i++) records.push(productRecord(`B${tag}-${String(i).padStart(5, '0')}`, i));
+    return JSON.stringify({ data: records });
+  };
+  let bodyBytes = 0;
+  for (let round = 0; round < MODE.rounds; round++) {
+    for (const server of servers) {
+      const warm = body(`${server.id}${round}w`);
+      bodyBytes = Buffer.byteLength(warm);
+      await postJson(`${server.url}/data/product`, warm);
+      const times = [];
+      for (let b = 0; b < MODE.bulkBatches; b++) {
+        const text = body(`${server.id}${round}b${b}`);
+        times.push((await postJson(`${server.url}/data/product`, text)).ms);
+      }
+      const ms = times.reduce((a, b) => a + b, 0) / times.length;
+      perServer[server.id].push({ ms, recordsPerSecond: (BATCH * 1000) / ms });
+      log(`  bulk · ${server.label} · round ${round + 1}: ${ms.toFixed(0)} ms per request, ${fmt((BATCH * 1000) / ms)} records/s`);
+    }
+  }
+  const rate = (id) => perServer[id].map((r) => r.recordsPerSecond);
+  const ratio = (a, b) => spread(rate(a).map((v, i) => v / rate(b)[i]));
+  return {
+    bodyBytes,
+    servers: Object.fromEntries(
+      servers.map((s) => [s.id, { recordsPerSecond: spread(rate(s.id)), ms: spread(perServer[s.id].map((r) => r.ms)) }]),
+    ),
+    genVsKoa: ratio('gen', 'koa'),
+    genVsRaw: ratio('gen', 'raw'),
+  };
+}
+
+/** GET by key on a 1-entity service and on an N-entity service (same entity, same data). */
+async function scalingSection() {
+  const count = MODE.scalingEntities;
+  log(`scaling: GET by key, 1 entity vs ${count} entities`);
+  const one = await buildService('synthetic-1', writeSchema('synthetic-1.yaml', syntheticSchemaYaml(1)), { check: false });
+  const many = await buildService(`synthetic-${count}`, writeSchema(`synthetic-${count}.yaml`, syntheticSchemaYaml(count)), { check: false });
+  const seed = MODE.scalingSeed;
+  const others = 20;
+  const servers = [];
+  try {
+    for (const [id, dir] of [
+      ['one', one],
+      ['many', many],
+    ]) {
+      const file = join(DATA, `scale-${id}.db`);
+      removeDb(file);
+      const server = await startServer(id, join(dir, 'dist', 'server.js'), { DATABASE_URL: sqliteUrl(file) });
+      servers.push({ id, label: id === 'one' ? '1 entity, E0000' : `${count} entities, E0000`, ...server });
+      for (let from = 0; from < seed; from += BATCH) {
+        const records = [];
+        for (let n = from; n < Math.min(seed, from + BATCH); n++) records.push(syntheticRecord(0, n));
+        await postJson(`${server.url}/data/e0000`, JSON.stringify({ data: records }));
+      }
+      if (id === 'many') {
+        for (let e = 1; e < count; e++) {
+          const records = Array.from({ length: others }, (_, n) => syntheticRecord(e, n));
+          await postJson(`${server.url}/data/${syntheticEntityName(e).toLowerCase()}`, JSON.stringify({ data: records }));
+        }
+      }
+    }
+    const manyServer = servers[1];
+    const targets = [
+      servers[0],
+      manyServer,
+      { ...manyServer, id: 'spread', label: `${count} entities, random entity` },
+    ];
+    const operation = {
+      label: 'GET by key',
+      request: () => ({
+        method: 'GET',
+        setupRequest: (req) => ({ ...req, path: `/data/e0000/r${String(randomInt(seed)).padStart(7, '0')}` }),
+      }),
+    };
+    const spreadOperation = {
+      label: 'GET by key',
+      request: () => ({
+        method: 'GET',
+        setupRequest: (req) => ({
+          ...req,
+          path: `/data/${syntheticEntityName(1 + randomInt(count - 1)).toLowerCase()}/r${String(randomInt(others)).padStart(7, '0')}`,
+        }),
+      }),
+    };
+    const runs = { one: [], many: [], spread: [] };
+    for (let round = 0; round < MODE.rounds; round++) {
+      for (const target of targets) {
+        const op = target.id === 'spread' ? spreadOperation : operation;
+        const request = op.request();
+        if (MODE.warmupSeconds > 0) await loadRun(target.url, request, { connections: CONNECTIONS, seconds: MODE.warmupSeconds });
+        const sampler = sampleRss(target.pid);
+        const run = await loadRun(target.url, request, { connections: CONNECTIONS, seconds: MODE.seconds });
+        run.rssBytes = sampler.stop();
+        runs[target.id].push(run);
+        log(`  scaling · ${target.label} · round ${round + 1}: ${fmt(run.rps)} req/s, p50 ${run.p50.toFixed(2)} ms`);
+      }
+    }
+    results.sections.scaling = {
+      entities: count,
+      seed,
+      servers: Object.fromEntries(targets.map((t) => [t.id, { label: t.label, ...summarizeRuns(runs[t.id]) }])),
+      manyVsOne: spread(ratios(runs.many, runs.one)),
+      spreadVsOne: spread(ratios(runs.spread, runs.one)),
+    };
+  } finally {
+    for (const server of servers) await server.stop();
+  }
+}
+
+/** Cold `entity-gen generate` wall time on synthetic schemas, and tsc on one output. */
+async function generateSection() {
+  log('generator: cold generate and typecheck');
+  const rows = [];
+  for (const size of MODE.generateSizes) {
+    const schema = writeSchema(`synthetic-${size}.yaml`, syntheticSchemaYaml(size));
+    const out = join(OUTPUT, `gen-timing-${size}`);
+    const repeats = size >= 1000 ? 1 : MODE.generateRepeats;
+    const times = [];
+    let files = 0;
+    let timedOut = false;
+    for (let i = 0; i < repeats; i++) {
+      rmSync(out, { recursive: true, force: true });
+      const run = await runCommand(process.execPath, [CLI, 'generate', relative(ROOT, schema), '-o', relative(ROOT, out)], {
+        cwd: ROOT,
+        timeoutMs: GENERATE_TIMEOUT_MS,
+      });
+      if (run.timedOut) {
+        timedOut = true;
+        log(`  generate ${size} entities: stopped after ${GENERATE_TIMEOUT_MS / 1000} s`);
+        break;
+      }
+      if (run.code !== 0) throw new Error(`generate ${size} failed:\n${run.stderr}`);
+      files = Number(/Generated (\d+) files/.exec(run.stdout)?.[1] ?? 0);
+      times.push(run.ms / 1000);
+      log(`  generate ${size} entities: ${(run.ms / 1000).toFixed(2)} s`);
+    }
+    const lines = timedOut ? 0 : countLines(out);
+    rows.push({ entities: size, seconds: spread(times), timedOut, limitSeconds: GENERATE_TIMEOUT_MS / 1000, files, lines });
+  }
+  let typecheck;
+  if (MODE.typecheckEntities !== undefined) {
+    const size = MODE.typecheckEntities;
+    const out = join(OUTPUT, `gen-timing-${size}`);
+    if (!existsSync(join(out, 'tsconfig.json'))) {
+      const schema = writeSchema(`synthetic-${size}.yaml`, syntheticSchemaYaml(size));
+      await runCommand(process.execPath, [CLI, 'generate', relative(ROOT, schema), '-o', relative(ROOT, out)], { cwd: ROOT });
+    }
+    const run = await runCommand(process.execPath, [TSC, '-p', out, '--noEmit'], { cwd: ROOT, timeoutMs: 300_000 });
+    typecheck = { entities: size, seconds: run.ms / 1000, ok: run.code === 0, output: run.code === 0 ? '' : run.stdout.slice(0, 2000) };
+    log(`  tsc --noEmit on ${size} entities: ${(run.ms / 1000).toFixed(2)} s${run.code === 0 ? '' : ' (errors!)'}`);
+  }
+  results.sections.generate = { rows, typecheck };
+}
+
+function countLines(dir) {
+  let lines = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile() && entry.name.endsWith('.ts')) {
+      lines += readFileSync(join(entry.parentPath ?? entry.path, entry.name), 'utf8').split('\n').length;
+    }
+  }
+  return lines;
+}
+
+/** PostgreSQL: GET by key and POST one, generated service vs hand-written Koa + pg. */
+async function pgSection() {
+  const driverModule = join(ROOT, 'runtime', 'dist', 'postgres', 'index.js');
+  const openModule = join(ROOT, 'runtime', 'dist', 'open.js');
+  const skipWith = (reason) => {
+    results.sections.pg = { skipped: reason };
+    log(`PostgreSQL: skipped (${reason})`);
+  };
+  if (!existsSync(driverModule) || !readFileSync(openModule, 'utf8').includes('postgres')) {
+    return skipWith('the runtime has no PostgreSQL driver yet (runtime/dist/postgres)');
+  }
+  const runtimePg = await import(driverModule);
+  if (typeof runtimePg.PostgresDriver !== 'function') return skipWith('runtime/dist/postgres does not export PostgresDriver');
+  const { default: pg } = await import('pg');
+  const adminUrl = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const admin = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 3000 });
+  try {
+    await admin.connect();
+  } catch (error) {
+    return skipWith(`PostgreSQL does not answer at ${adminUrl.replace(/:[^:@/]*@/, ':***@')}: ${error.message}`);
+  }
+  const serviceUrl = new URL(adminUrl);
+  serviceUrl.pathname = `/${PG_BENCH_DB}`;
+  const servers = [];
+  try {
+    results.machine.postgres = (await admin.query('SHOW server_version')).rows[0].server_version;
+    await admin.query(`DROP DATABASE IF EXISTS ${PG_BENCH_DB} WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE ${PG_BENCH_DB}`);
+    log(`PostgreSQL ${results.machine.postgres}: database ${PG_BENCH_DB} created`);
+    const shop = await buildService('shop', join(ROOT, 'fixtures', 'shop', 'shop.yaml'));
+    servers.push({ id: 'gen', label: 'generated (entity-gen)', ...(await startServer('generated-pg', join(shop, 'dist', 'server.js'), { DATABASE_URL: serviceUrl.href })) });
+    for (let from = 0; from < MODE.pgSeedCount; from += BATCH) {
+      const records = [];
+      for (let n = from; n < Math.min(MODE.pgSeedCount, from + BATCH); n++) records.push(productRecord(productCode(n), n));
+      await postJson(`${servers[0].url}/data/product`, JSON.stringify({ data: records }));
+    }
+    await admin.query('VACUUM ANALYZE').catch(() => {});
+    servers.push({ id: 'koa', label: 'hand-written Koa + pg', ...(await startServer('koa-pg', join(BENCH, 'baselines', 'koa-pg.mjs'), { DATABASE_URL: serviceUrl.href })) });
+    const problems = [];
+    const key = productCode(Math.min(42, MODE.pgSeedCount - 1));
+    const bodies = [];
+    for (const server of servers) bodies.push((await timedRequest(`${server.url}/data/product/${key}`)).text);
+    if (bodies[0] !== bodies[1]) problems.push(`GET by key: bodies differ:\n${bodies[0]}\n${bodies[1]}`);
+    const operations = shopOperations(MODE.pgSeedCount);
+    const pgResults = { seedCount: MODE.pgSeedCount, envelope: problems };
+    for (const id of ['get', 'post']) {
+      const runs = await interleave(servers, operations[id], { rounds: MODE.rounds });
+      pgResults[id] = {
+        label: operations[id].label,
+        servers: Object.fromEntries(servers.map((s) => [s.id, summarizeRuns(runs[s.id])])),
+        genVsKoa: spread(ratios(runs.gen, runs.koa)),
+      };
+    }
+    results.sections.pg = pgResults;
+  } finally {
+    for (const server of servers) await server.stop();
+    await admin.query(`DROP DATABASE IF EXISTS ${PG_BENCH_DB} WITH (FORCE)`).catch(() => {});
+    await admin.end();
+  }
+}
+
+// --- Report ---------------------------------------------------------------------------------------
+
+function machineInfo() {
+  const cpus = os.cpus();
+  const git = (args) => {
+    try {
+      return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
+    } catch {
+      return 'unknown';
+    }
+  };
+  const dirty = git(['status', '--porcelain', '--untracked-files=no']) === '' ? '' : ' (with uncommitted changes)';
+  return {
+    date: new Date().toISOString(),
+    cpu: `${cpus[0]?.model ?? 'unknown'} × ${cpus.length}`,
+    memory: `${(os.totalmem() / 2 ** 30).toFixed(1)} GiB`,
+    os: `${os.type()} ${os.release()}`,
+    node: process.version,
+    sqlite: sqliteVersion(),
+    commit: `${git(['rev-parse', '--short', 'HEAD'])}${dirty}`,
+    loadAverageStart: os.loadavg().map((v) => v.toFixed(2)).join(' '),
+    synchronous: process.env.SQLITE_SYNCHRONOUS ?? 'FULL (default)',
+  };
+}
+
+function sqliteVersion() {
+  try {
+    const Database = createRequire(join(ROOT, 'package.json'))('better-sqlite3');
+    const db = new Database(':memory:');
+    const version = db.prepare('select sqlite_version()').pluck().get();
+    db.close();
+    return version;
+  } catch {
+    return 'unknown';
+  }
+}
+
+const MB = 2 ** 20;
+const ratioText = (s) => (Number.isFinite(s.median) ? fmtSpread(s, 2, '×') : 'n/a');
+const verdict = (ok) => (ok === undefined ? 'not measured' : ok ? '**met**' : '**missed**');
+
+function targetRows(r) {
+  const rows = [];
+  const http = r.sections.http;
+  const add = (target, value, ok) => rows.push(`| ${target} | ${value} | ${verdict(ok)} |`);
+  if (http !== undefined) {
+    add('GET by key ≥ 1.0× hand-written Koa (req/s)', ratioText(http.get.genVsKoa), http.get.genVsKoa.median >= 1.0);
+    add('GET by key: aim 0.70× raw floor (req/s)', ratioText(http.get.genVsRaw), http.get.genVsRaw.median >= 0.7);
+    add('POST one ≥ 1.0× hand-written Koa (req/s)', ratioText(http.post.genVsKoa), http.post.genVsKoa.median >= 1.0);
+    const rss = http.get.servers.gen.rssBytes;
+    add('service RSS under the GET benchmark < 150 MB', `${fmt(rss / MB, 0)} MB peak`, rss < 150 * MB);
+  }
+  const bulk = r.sections.bulk;
+  if (bulk !== undefined) {
+    add(`${fmt(BATCH)} records in one POST ≥ 100 000 records/s`, `${fmtSpread(bulk.servers.gen.recordsPerSecond)} records/s`, bulk.servers.gen.recordsPerSecond.median >= 100_000);
+  }
+  const scaling = r.sections.scaling;
+  if (scaling !== undefined) {
+    add(`${scaling.entities}-entity GET by key ≥ 0.95× 1-entity`, ratioText(scaling.manyVsOne), scaling.manyVsOne.median >= 0.95);
+  }
+  const gen = r.sections.generate;
+  if (gen !== undefined) {
+    for (const [entities, limit] of [
+      [100, 1.5],
+      [1000, 10],
+    ]) {
+      const row = gen.rows.find((x) => x.entities === entities);
+      if (row === undefined) add(`generate ${entities} entities < ${limit} s`, 'not run in this mode', undefined);
+      else if (row.timedOut) add(`generate ${entities} entities < ${limit} s`, `> ${row.limitSeconds} s (stopped)`, false);
+      else add(`generate ${entities} entities < ${limit} s`, fmtSpread(row.seconds, 2, ' s'), row.seconds.median < limit);
+    }
+    if (gen.typecheck !== undefined) {
+      add(`tsc --noEmit on the ${gen.typecheck.entities}-entity output < 20 s`, `${gen.typecheck.seconds.toFixed(1)} s${gen.typecheck.ok ? '' : ' (type errors!)'}`, gen.typecheck.ok && gen.typecheck.seconds < 20);
+    } else add('tsc --noEmit on the 100-entity output < 20 s', 'not run in this mode', undefined);
+  }
+  if (r.mode === 'quick') add('quick mode under 60 s', `${r.totalSeconds.toFixed(1)} s`, r.totalSeconds < 60);
+  return rows;
+}
+
+function httpTable(section, ids, labels) {
+  const lines = [
+    '| operation | server | req/s | p50 ms | p99 ms | failed |',
+    '|---|---|---:|---:|---:|---:|',
+  ];
+  for (const op of Object.values(section)) {
+    if (typeof op !== 'object' || op.servers === undefined) continue;
+    for (const id of ids) {
+      const s = op.servers[id];
+      lines.push(`| ${op.label} | ${labels[id]} | ${fmtSpread(s.rps)} | ${fmtSpread(s.p50, 2)} | ${fmtSpread(s.p99, 2)} | ${s.failures} |`);
+    }
+  }
+  return lines.join('\n');
+}
+
+function renderMarkdown(r) {
+  const m = r.machine;
+  const out = [];
+  const cmd = r.mode === 'quick' ? 'npm run bench -- --quick' : 'npm run bench';
+  out.push(`# entity-gen benchmark results (${r.mode} mode)`, '');
+  out.push(`Produced by \`${cmd}\` (bench/run.mjs) on ${m.date}; total ${r.totalSeconds?.toFixed(0) ?? '?'} s. Do not edit by hand.`, '');
+  out.push('| machine | |', '|---|---|');
+  out.push(`| CPU | ${m.cpu} |`, `| memory | ${m.memory} |`, `| OS | ${m.os} |`, `| Node | ${m.node} |`, `| SQLite | ${m.sqlite} (synchronous ${m.synchronous}, WAL) |`);
+  if (m.postgres !== undefined) out.push(`| PostgreSQL | ${m.postgres} |`);
+  out.push(`| commit | ${m.commit} |`, `| load average (1/5/15 min) at start / end | ${m.loadAverageStart} / ${m.loadAverageEnd} |`);
+  const s = r.settings;
+  out.push('', `Settings: ${s.rounds} round(s) per operation, interleaved across servers (A B C A B C …), ${s.warmupSeconds} s warm-up + ${s.seconds} s measured per run, ${s.connections} connections (autocannon), ${fmt(s.seedCount)} seeded PRODUCT rows. Figures are medians over rounds with the min–max spread in brackets; ratios are per-round ratios (same round, back to back), then the median.`, '');
+
+  out.push('## Targets', '', '| target | measured | verdict |', '|---|---|---|', ...targetRows(r), '');
+
+  if (r.sections.envelope !== undefined) {
+    out.push(
+      r.sections.envelope.length === 0
+        ? 'Envelope check: the generated service and both baselines gave identical JSON (and ETags) for GET by key, the page, the count, POST one, PATCH one and the error statuses.'
+        : `Envelope check found differences:\n${r.sections.envelope.map((p) => `- ${p}`).join('\n')}`,
+      '',
+    );
+  }
+  const labels = { gen: 'generated', koa: 'Koa + @koa/router', raw: 'raw node:http' };
+  if (r.sections.http !== undefined) {
+    const http = r.sections.http;
+    out.push('## SQLite: generated shop service vs baselines', '', httpTable(http, ['gen', 'koa', 'raw'], labels), '');
+    out.push('| operation | generated ÷ Koa (req/s) | generated ÷ raw (req/s) | Koa ÷ raw (req/s) |', '|---|---:|---:|---:|');
+    for (const op of Object.values(http)) out.push(`| ${op.label} | ${ratioText(op.genVsKoa)} | ${ratioText(op.genVsRaw)} | ${ratioText(op.koaVsRaw)} |`);
+    out.push('');
+    const rss = (id) => `${fmt(http.get.servers[id].rssBytes / MB)} MB`;
+    out.push(`Peak RSS during the GET-by-key runs: generated ${rss('gen')}, Koa ${rss('koa')}, raw ${rss('raw')}.`, '');
+  }
+  if (r.sections.bulk !== undefined) {
+    const b = r.sections.bulk;
+    out.push(`## ${fmt(BATCH)} records in one POST (end to end, with validation; body ${fmt(b.bodyBytes / MB, 1)} MB)`, '');
+    out.push('| server | records/s | ms per request |', '|---|---:|---:|');
+    for (const [id, v] of Object.entries(b.servers)) out.push(`| ${labels[id]} | ${fmtSpread(v.recordsPerSecond)} | ${fmtSpread(v.ms)} |`);
+    out.push('', `Ratios (records/s): generated ÷ Koa ${ratioText(b.genVsKoa)}, generated ÷ raw ${ratioText(b.genVsRaw)}.`, '');
+  }
+  if (r.sections.scaling !== undefined) {
+    const sc = r.sections.scaling;
+    out.push(`## Scaling with schema size: GET by key, 1 vs ${sc.entities} entities`, '');
+    out.push(`Synthetic entities of 12 fields (bench/lib/data.mjs); ${fmt(sc.seed)} records in E0000 of both services, 20 in each other entity of the big one.`, '');
+    out.push('| service | req/s | p50 ms | p99 ms | peak RSS | failed |', '|---|---:|---:|---:|---:|---:|');
+    for (const v of Object.values(sc.servers)) out.push(`| ${v.label} | ${fmtSpread(v.rps)} | ${fmtSpread(v.p50, 2)} | ${fmtSpread(v.p99, 2)} | ${fmt(v.rssBytes / MB)} MB | ${v.failures} |`);
+    out.push('', `Ratios (req/s): ${sc.entities} entities ÷ 1 entity (same entity) ${ratioText(sc.manyVsOne)}; random entity of ${sc.entities} ÷ 1 entity ${ratioText(sc.spreadVsOne)}.`, '');
+  }
+  if (r.sections.generate !== undefined) {
+    const g = r.sections.generate;
+    out.push('## Generator', '', '| synthetic schema | cold `entity-gen generate` wall time | files | lines of TypeScript |', '|---|---:|---:|---:|');
+    for (const row of g.rows) out.push(`| ${row.entities} entities | ${row.timedOut ? `> ${row.limitSeconds} s (stopped)` : fmtSpread(row.seconds, 2, ' s')} | ${row.files || 'n/a'} | ${row.lines ? fmt(row.lines) : 'n/a'} |`);
+    if (g.typecheck !== undefined) out.push('', `\`tsc --noEmit\` on the ${g.typecheck.entities}-entity output: ${g.typecheck.seconds.toFixed(1)} s${g.typecheck.ok ? '' : ` — FAILED:\n\n\`\`\`\n${g.typecheck.output}\n\`\`\``}.`);
+    out.push('');
+  }
+  if (r.sections.pg !== undefined) {
+    const pg = r.sections.pg;
+    out.push('## PostgreSQL: generated service vs hand-written Koa + pg', '');
+    if (pg.skipped !== undefined) out.push(`Skipped: ${pg.skipped}.`, '');
+    else {
+      out.push(`${fmt(pg.seedCount)} seeded rows in a database created for the run (${PG_BENCH_DB}, dropped afterwards).`, '');
+      out.push(httpTable(pg, ['gen', 'koa'], { gen: 'generated', koa: 'Koa + pg' }), '');
+      out.push(`Ratios (req/s): GET by key generated ÷ Koa ${ratioText(pg.get.genVsKoa)}; POST one generated ÷ Koa ${ratioText(pg.post.genVsKoa)}.`, '');
+      if (pg.envelope.length > 0) out.push(`Envelope check found differences: ${pg.envelope.join('; ')}`, '');
+    }
+  }
+  if (r.notes.length > 0) out.push('## Notes', '', ...r.notes.map((n) => `- ${n}`), '');
+  return `${out.join('\n')}\n`;
+}
+
+// Run last, once every module-level constant above is initialized.
+try {
+  await main();
+} catch (error) {
+  killAll();
+  console.error(error);
+  process.exitCode = 1;
+}
