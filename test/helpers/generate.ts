@@ -25,7 +25,7 @@ export const FIXTURES: readonly Fixture[] = [
   {
     name: 'shop-rest',
     schemas: ['fixtures/shop/shop.yaml'],
-    restConfig: 'fixtures/restconfig/valid/shop.yaml',
+    restConfig: 'fixtures/shop/restconfig.yaml',
   },
   { name: 'composite-key', schemas: ['fixtures/composite-key/schema.json'] },
   { name: 'integer-key', schemas: ['fixtures/integer-key/schema.yaml'] },

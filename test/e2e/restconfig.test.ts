@@ -1,0 +1,97 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bootFixture, type BootedService } from '../helpers/service.js';
+
+let service: BootedService;
+
+beforeAll(async () => {
+  service = await bootFixture('shop-rest');
+  const products = [
+    { code: 'a', name: 'Anvil', price: '30' },
+    { code: 'b', name: 'Bolt', price: '2.5' },
+    { code: 'c', name: 'Chisel', price: '12' },
+    { code: 'd', name: 'Drill', price: '12' },
+  ];
+  expect(
+    (await service.request('POST', '/data/product', { body: { data: products } })).status,
+  ).toBe(200);
+});
+afterAll(async () => {
+  await service.close();
+});
+
+describe('allowedMethods', () => {
+  it.each([
+    ['GET', '/data/category', 'GET_LIST'],
+    ['GET', '/entity/category/recordCounts', 'GET_LIST'],
+    ['PUT', '/data/category/tools', 'UPDATE'],
+    ['PATCH', '/data/category/tools', 'UPDATE'],
+    ['DELETE', '/data/category/tools', 'DELETE'],
+  ])('%s %s answers 403 naming %s', async (method, path, name) => {
+    const response = await service.request(
+      method,
+      path,
+      method === 'GET' || method === 'DELETE' ? {} : { body: { data: { name: 'tools' } } },
+    );
+    expect(response.status).toBe(403);
+    expect(response.body).toEqual({
+      status: 'error',
+      error: { reason: `Method ${name} not allowed for Entity CATEGORY` },
+    });
+  });
+
+  it('still serves the allowed methods', async () => {
+    expect(
+      (await service.request('POST', '/data/category', { body: { data: { name: 'tools' } } }))
+        .status,
+    ).toBe(200);
+    expect((await service.request('GET', '/data/category/tools')).status).toBe(200);
+  });
+
+  it('reports the effective configuration on /entity/{entity}', async () => {
+    const response = await service.request('GET', '/entity/category');
+    expect(response.body.data.restConfig).toEqual({
+      allowedMethods: ['GET_BYID', 'NEW'],
+      getListStrategy: 'ALL',
+    });
+    expect(response.body.data.schema.entity.name).toBe('CATEGORY');
+  });
+});
+
+describe('START_LIMIT paging, defaultOrder, maxWindow and allowedOrderingFields', () => {
+  it('applies defaultLimit and defaultOrder when the request has neither', async () => {
+    const response = await service.request('GET', '/data/product');
+    expect(response.status).toBe(200);
+    expect(response.body.data.map((record: { code: string }) => record.code)).toEqual(['a', 'c']);
+    expect(response.body.meta).toMatchObject({ start: 0, limit: 2, next: expect.any(String) });
+  });
+
+  it('follows meta.next to the rest of the default order', async () => {
+    const first = await service.request('GET', '/data/product');
+    const second = await service.request(
+      'GET',
+      `/data/product?cursor=${encodeURIComponent(first.body.meta.next)}`,
+    );
+    expect(second.body.data.map((record: { code: string }) => record.code)).toEqual(['d', 'b']);
+    expect(second.body.meta.next).toBeUndefined();
+  });
+
+  it('rejects a window beyond maxWindow with 400 naming it', async () => {
+    const response = await service.request('GET', '/data/product?start=4&limit=2');
+    expect(response.status).toBe(400);
+    expect(response.body.error.reason).toMatch(/maximum window of 5/);
+    expect((await service.request('GET', '/data/product?start=3&limit=2')).status).toBe(200);
+  });
+
+  it('rejects orderBy on a field outside allowedOrderingFields', async () => {
+    const response = await service.request('GET', '/data/product?orderBy=stock');
+    expect(response.status).toBe(400);
+    expect(response.body.error.reason).toMatch(/orderBy.*stock/);
+    const allowed = await service.request('GET', '/data/product?orderBy=name&limit=5');
+    expect(allowed.body.data.map((record: { code: string }) => record.code)).toEqual([
+      'a',
+      'b',
+      'c',
+      'd',
+    ]);
+  });
+});
