@@ -617,12 +617,14 @@ async function pgSection() {
     log(`PostgreSQL ${results.machine.postgres}: database ${PG_BENCH_DB} created`);
     const shop = await buildService('shop', join(ROOT, 'fixtures', 'shop', 'shop.yaml'));
     servers.push({ id: 'gen', label: 'generated (entity-gen)', ...(await startServer('generated-pg', join(shop, 'dist', 'server.js'), { DATABASE_URL: serviceUrl.href })) });
-    for (let from = 0; from < MODE.pgSeedCount; from += BATCH) {
-      const records = [];
-      for (let n = from; n < Math.min(MODE.pgSeedCount, from + BATCH); n++) records.push(productRecord(productCode(n), n));
-      await postJson(`${servers[0].url}/data/product`, JSON.stringify({ data: records }));
-    }
-    await admin.query('VACUUM ANALYZE').catch(() => {});
+    await setupStep(`seed ${fmt(MODE.pgSeedCount)} PostgreSQL rows`, async () => {
+      for (let from = 0; from < MODE.pgSeedCount; from += BATCH) {
+        const records = [];
+        for (let n = from; n < Math.min(MODE.pgSeedCount, from + BATCH); n++) records.push(productRecord(productCode(n), n));
+        await postJson(`${servers[0].url}/data/product`, JSON.stringify({ data: records }));
+      }
+      await admin.query('VACUUM ANALYZE');
+    });
     servers.push({ id: 'koa', label: 'hand-written Koa + pg', ...(await startServer('koa-pg', join(BENCH, 'baselines', 'koa-pg.mjs'), { DATABASE_URL: serviceUrl.href })) });
     const problems = [];
     const key = productCode(Math.min(42, MODE.pgSeedCount - 1));
