@@ -45,6 +45,7 @@
  *   `conversion_failed` issue on that key's path (message `... - DICTIONARY - reserved key`).
  * - OBJECT bodies ({@link toObjectBody}, {@link dictionaryOf}) must be plain objects: prototype
  *   `Object.prototype` or `null` (as `JSON.parse` produces); arrays, `Date`s, `Map`s etc. fail.
+ * - STRING rejects text containing U+0000 (PostgreSQL cannot store it, so no driver accepts it).
  * - ANY returns the value as given (including `null` inside arrays); only `undefined` fails. Its
  *   objects may hold own `__proto__` keys (as `JSON.parse` makes them): harmless data properties,
  *   as long as nothing copies them with `Object.assign` or `obj[key] = ...`.
@@ -170,7 +171,10 @@ export function toText(
   key: string | number,
   issues: Issue[],
 ): string | undefined {
-  return typeof value === 'string' ? value : conversionFailed(value, parent, key, issues, 'STRING');
+  // U+0000 is refused because PostgreSQL cannot store it; a service must behave alike on every driver.
+  return typeof value === 'string' && !value.includes('\u0000')
+    ? value
+    : conversionFailed(value, parent, key, issues, 'STRING');
 }
 
 function isDigit(code: number): boolean {

@@ -118,6 +118,7 @@ describe('toText (STRING)', () => {
       ['null', { given: null }],
       ['an object', { given: { a: 1 } }],
       ['an array', { given: ['a'] }],
+      ['text with U+0000, which PostgreSQL cannot store', { given: 'a\u0000b' }],
     ],
   );
   messages(toText, [
