@@ -53,7 +53,7 @@ for (const arg of argv) {
 const RECORDS = option('records') ?? (QUICK ? 20_000 : 100_000);
 const DEPTH = option('depth') ?? Math.floor(RECORDS * 0.9);
 const LIMIT = option('limit') ?? 100;
-const REQUESTS = option('requests') ?? (QUICK ? 30 : 200);
+const REQUESTS = option('requests') ?? (QUICK ? 30 : 100);
 const ROUNDS = option('rounds') ?? (QUICK ? 1 : 3);
 const WARMUP = QUICK ? 5 : 20;
 const SEED_BATCH = 5_000;

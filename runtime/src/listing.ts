@@ -44,6 +44,8 @@
  * - An absent (optional, unset) field matches NOT_EQUALS and NOT_CONTAINS and no other operator
  *   (the driver's rule): `status[NOT]=DRAFT` includes records without a status. An absent or empty
  *   array matches `tags[NOT_CONTAINS]=x`.
+ * - A value containing U+0000 is a 400: PostgreSQL text and JSON cannot hold that character, so
+ *   the answer would differ between drivers.
  * - At most {@link MAX_FILTER_VALUES} filter values per request (400 beyond): each becomes part of
  *   one SQL expression, and databases bound its size.
  *
@@ -485,6 +487,11 @@ function convertValue(
   raw: string,
   parameter: string,
 ): KeyValue {
+  if (raw.includes('\u0000')) {
+    throw new BadRequestError(
+      `Value of query parameter ${parameter} contains the character U+0000, which stored values cannot hold`,
+    );
+  }
   // Substring tests look for the text as written.
   if (TEXT_MATCH.includes(operator)) return raw;
   const value = convertScalar(field, raw);
@@ -721,7 +728,12 @@ function decodeCursor(
       return null;
     }
     const converted = convertScalar(field, value);
-    if (converted === undefined) throw invalid(`it holds a value of the wrong type for ${column}`);
+    if (
+      converted === undefined ||
+      (typeof converted === 'string' && converted.includes('\u0000'))
+    ) {
+      throw invalid(`it holds a value of the wrong type for ${column}`);
+    }
     return converted;
   });
   return { limit: l, after };

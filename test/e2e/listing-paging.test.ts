@@ -310,6 +310,7 @@ describe.each(DRIVERS)('on %s', (driverName) => {
         { ...payload, a: [1, null, 1] },
         { ...payload, a: [1, 'A', null] },
         { ...payload, a: [1, 'A', 2 ** 53] },
+        { ...payload, a: [1, 'A\u0000', 1] },
         { ...payload, a: [{}, 'A', 1] },
         { ...payload, a: [[1], 'A', 1] },
         { ...payload, a: [1, 'A'] },

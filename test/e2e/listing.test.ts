@@ -39,11 +39,16 @@ const ITEMS: Record<string, unknown>[] = [
       fee: '2.50',
       since: '2020-01-01',
       verified: true,
+      seen: '2024-01-01T10:00:00+01:00',
       labels: ['old', 'center'],
       geo: { lat: 43.7, country: 'it' },
     },
     tags: ['red', 'blue'],
     ratings: [5, 3],
+    amounts: ['2.50', 10],
+    days: ['2024-02-29'],
+    owners: [1, '10'],
+    states: ['new'],
     limit: 7,
   },
   {
@@ -66,11 +71,16 @@ const ITEMS: Record<string, unknown>[] = [
       fee: 10,
       since: '2021-06-30',
       verified: false,
+      seen: '2024-01-01T09:00:00Z',
       labels: ['new'],
       geo: { lat: 48.85, country: 'FR' },
     },
     tags: ['blue'],
     ratings: [1],
+    amounts: ['10.0'],
+    days: ['2024-01-01', '2024-02-29'],
+    owners: [2],
+    states: ['OPEN', 'closed'],
     limit: 3,
   },
   {
@@ -90,6 +100,8 @@ const ITEMS: Record<string, unknown>[] = [
     address: { city: 'pisa', labels: ['center'], geo: { country: 'DE' } },
     tags: [],
     ratings: [10, 2],
+    amounts: [],
+    owners: [10],
   },
   {
     code: 'd',
@@ -107,6 +119,7 @@ const ITEMS: Record<string, unknown>[] = [
     group: 'g1',
     tags: ['Red', 'x'],
     ratings: [3],
+    amounts: ['-0.50'],
   },
   {
     code: 'e',
@@ -517,6 +530,14 @@ describe.each(DRIVERS)('on %s', (driverName) => {
       ['address.since DATE LT', [['address.since[LT]', '2021-01-01']], ['a']],
       ['address.verified true', [['address.verified', 'true']], ['a']],
       ['address.verified false', [['address.verified', 'false']], ['b']],
+      [
+        'address.seen DATE_TIME with an offset',
+        [['address.seen', '2024-01-01T10:00:00+01:00']],
+        ['a', 'b'],
+      ],
+      ['address.seen GT', [['address.seen[GT]', '2024-01-01T08:59:59.999Z']], ['a', 'b']],
+      ['address.seen LT', [['address.seen[LT]', '2024-01-01T04:00:00-05:00']], []],
+      ['address.seen LTE', [['address.seen[LTE]', '2024-01-01T04:00:00-05:00']], ['a', 'b']],
       ['nested object ENUM (case-insensitive)', [['address.geo.country', 'it']], ['a']],
       ['nested object DOUBLE', [['address.geo.lat[GT]', '45']], ['b']],
       [
@@ -566,6 +587,23 @@ describe.each(DRIVERS)('on %s', (driverName) => {
       ['INTEGER array CONTAINS', [['ratings[CONTAINS]', '3']], ['a', 'd']],
       ['INTEGER array value converted (03 = 3)', [['ratings[CONTAINS]', '03']], ['a', 'd']],
       ['INTEGER array NOT_CONTAINS', [['ratings[NOT_CONTAINS]', '3']], except('a', 'd')],
+      ['DECIMAL array, value converted', [['amounts[CONTAINS]', '2.5']], ['a']],
+      ['DECIMAL array compares numbers, not text', [['amounts[CONTAINS]', '10.00']], ['a', 'b']],
+      ['DECIMAL array negative', [['amounts[CONTAINS]', '-0.5']], ['d']],
+      ['DECIMAL array NOT_CONTAINS', [['amounts[NOT_CONTAINS]', '10']], except('a', 'b')],
+      ['DATE array', [['days[CONTAINS]', '2024-02-29']], ['a', 'b']],
+      [
+        'DATE array OR',
+        [
+          ['days[CONTAINS]', '2024-01-01'],
+          ['days[CONTAINS]', '1999-01-01'],
+        ],
+        ['b'],
+      ],
+      ['integer ENTITY_REF array', [['owners[CONTAINS]', '10']], ['a', 'c']],
+      ['integer ENTITY_REF array NOT_CONTAINS', [['owners[NOT_CONTAINS]', '10']], except('a', 'c')],
+      ['ENUM array, value matched case-insensitively', [['states[CONTAINS]', 'open']], ['b']],
+      ['ENUM array canonical spelling', [['states[CONTAINS]', 'NEW']], ['a']],
       [
         'CONTAINS and NOT_CONTAINS combine with AND',
         [
@@ -735,6 +773,12 @@ describe.each(DRIVERS)('on %s', (driverName) => {
       expect(response.status).toBe(200);
       expect(response.body.data).toEqual([]);
       expect(response.body.meta).toEqual({ start: 100, limit: 5 });
+      const far = await service.request(
+        'GET',
+        '/data/ITEM?orderBy=-price&start=999999999999999&limit=999999999999999',
+      );
+      expect(far.status).toBe(200);
+      expect(far.body.data).toEqual([]);
     });
 
     it('skips records with start alone and reports it', async () => {
@@ -848,6 +892,12 @@ describe.each(DRIVERS)('on %s', (driverName) => {
       ['owner=x', 'owner'],
       ['owner=1.5', 'owner'],
       ['ratings[CONTAINS]=x', 'ratings[CONTAINS]'],
+      ['amounts[CONTAINS]=x', 'amounts[CONTAINS]'],
+      ['amounts[GT]=1', 'amounts[GT]'],
+      ['days[CONTAINS]=2024-02-30', 'days[CONTAINS]'],
+      ['owners[CONTAINS]=x', 'owners[CONTAINS]'],
+      ['states[CONTAINS]=x', 'states[CONTAINS]'],
+      ['address.seen=2024-01-01', 'address.seen'],
       ['address.zip=abc', 'address.zip'],
       ['address.geo.country=ES', 'address.geo.country'],
       // start and limit.
@@ -941,7 +991,8 @@ describe.each(DRIVERS)('on %s', (driverName) => {
       ['_ as a whole CONTAINS value', [['name[CONTAINS]', '_']], []],
       ['quotes in STARTS_WITH', [['name[STARTS_WITH]', "O'"]], ['d']],
       ['quotes in ENDS_WITH', [['status[ENDS_WITH]', "%' OR '1'='1"]], []],
-      ['NUL character', [['name', '\u0000']], []],
+      ['NUL character', [['name', '\u0000']], 400],
+      ['NUL character in a text match', [['name[CONTAINS]', 'a\u0000']], 400],
       ['JSON path characters in a value', [['address.city', '$.city']], []],
       ['quote in a field name', [['na"me', '1']], 400],
       ['SQL in a field name', [['name" = name OR "1', '1']], 400],

@@ -1,9 +1,11 @@
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { generate, type GeneratedFile } from '../../cli/generate/index.js';
+import { generate, type GenerateResult, type GeneratedFile } from '../../cli/generate/index.js';
+import { generatorVersion } from '../../cli/generate/paths.js';
+import { EMPTY_OUTPUT, planChanges, planOutput, type Plan } from '../../cli/plan/index.js';
 import type { SchemaSource } from '../../cli/schema/types.js';
-import { writeFiles } from '../../cli/write.js';
+import { applyChanges } from '../../cli/write.js';
 
 /** The repository root. */
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -42,6 +44,13 @@ export async function fixtureSources(fixture: Fixture): Promise<SchemaSource[]> 
 
 /** Generates a fixture in memory, failing on diagnostics. */
 export async function generateFixture(fixture: Fixture): Promise<readonly GeneratedFile[]> {
+  return (await generateFixtureResult(fixture)).files;
+}
+
+/** Generates a fixture in memory (files and model), failing on diagnostics. */
+export async function generateFixtureResult(
+  fixture: Fixture,
+): Promise<GenerateResult & { readonly model: NonNullable<GenerateResult['model']> }> {
   const restConfig =
     fixture.restConfig === undefined
       ? undefined
@@ -51,20 +60,32 @@ export async function generateFixture(fixture: Fixture): Promise<readonly Genera
     { schemaFiles: fixture.schemas, outputDir: `${fixture.name}-service` },
     restConfig,
   );
-  if (result.diagnostics.length > 0) {
+  if (result.diagnostics.length > 0 || result.model === undefined) {
     throw new Error(
       `fixture ${fixture.name} is invalid:\n${JSON.stringify(result.diagnostics, null, 2)}`,
     );
   }
-  return result.files;
+  return { ...result, model: result.model };
 }
 
-/** Generates a fixture into `test/output/<folder>` (emptied first) and returns that folder. */
+/** The plan of generating a fixture into an empty folder: every file and the manifest created. */
+export async function planFixtureFromScratch(fixture: Fixture): Promise<Plan> {
+  return planOutput(await generateFixtureResult(fixture), EMPTY_OUTPUT, {
+    force: false,
+    allowDataLoss: false,
+    generatorVersion: generatorVersion(),
+  });
+}
+
+/**
+ * Generates a fixture into `test/output/<folder>` (emptied first) as `entity-gen generate` does —
+ * generated files, the user's starter files and the manifest — and returns that folder.
+ */
 export async function generateFixtureInto(fixture: Fixture, folder: string): Promise<string> {
   const dir = join(OUTPUT, folder);
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
-  await writeFiles(dir, await generateFixture(fixture));
+  await applyChanges(dir, planChanges(await planFixtureFromScratch(fixture)));
   return dir;
 }
 
