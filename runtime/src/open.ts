@@ -5,7 +5,8 @@ import type { StorageDriver } from './driver.js';
  * database client): `sqlite:<file>`, `sqlite::memory:`, `postgres://…` or `postgresql://…`.
  */
 export async function createDriver(url: string): Promise<StorageDriver> {
-  if (url.startsWith('sqlite:')) {
+  const scheme = url.slice(0, url.indexOf(':') + 1).toLowerCase();
+  if (scheme === 'sqlite:') {
     const sqlite = await importDriver(
       () => import('./sqlite/index.js'),
       'SQLite',
@@ -13,7 +14,7 @@ export async function createDriver(url: string): Promise<StorageDriver> {
     );
     return new sqlite.SqliteDriver(sqlite.parseSqliteUrl(url));
   }
-  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
+  if (scheme === 'postgres:' || scheme === 'postgresql:') {
     const postgres = await importDriver(() => import('./postgres/index.js'), 'PostgreSQL', 'pg');
     return new postgres.PostgresDriver(postgres.parsePostgresUrl(url));
   }
