@@ -1,223 +1,20 @@
 /**
  * Failure behaviour of the PostgreSQL driver against a PRIVATE PostgreSQL instance (initdb into a
  * temporary directory, its own free port), which the test stops, starts and freezes. The shared
- * server of the machine is never touched.
- *
- * Needs the PostgreSQL server binaries (`initdb`, `pg_ctl`): `PG_BIN_DIR`, else the newest
- * `/usr/lib/postgresql/<version>/bin`, else `pg_config --bindir`, else the PATH. PostgreSQL refuses
- * to run as root; when the tests run as root the instance runs as the user `PG_TEST_OS_USER`
- * (default `postgres`) through `runuser -u <user> --` (or `su`), and the temporary directory is
- * handed to that user. Without binaries, or as root without such a user, the suite is skipped with
- * a message.
+ * server of the machine is never touched. How the instance is found, created and run as a non-root
+ * user: `test/helpers/private-postgres.ts`. Without server binaries, or as root without a user to
+ * run them as, the suite is skipped with a message.
  */
-import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TableDescriptor } from '../../runtime/src/driver.js';
 import { isStorageUnavailableError } from '../../runtime/src/errors.js';
 import { PostgresDriver, type PostgresDriverOptions } from '../../runtime/src/postgres/index.js';
-
-// ---------------------------------------------------------------------------------------------
-// Private instance
-
-interface Environment {
-  readonly bin: string;
-  /** Prefix that runs a command as the non-root user, or [] when not root. */
-  readonly runAs: (command: string, args: readonly string[]) => [string, string[]];
-  readonly owner: { uid: number; gid: number } | undefined;
-}
-
-function findBinDir(): string | undefined {
-  const candidates: string[] = [];
-  if (process.env['PG_BIN_DIR']) candidates.push(process.env['PG_BIN_DIR']);
-  try {
-    const versions = readdirSync('/usr/lib/postgresql')
-      .filter((v) => /^\d+$/.test(v))
-      .sort((a, b) => Number(b) - Number(a));
-    for (const version of versions) candidates.push(`/usr/lib/postgresql/${version}/bin`);
-  } catch {
-    // not a Debian-style layout
-  }
-  const pgConfig = spawnSync('pg_config', ['--bindir'], { encoding: 'utf8' });
-  if (pgConfig.status === 0) candidates.push(pgConfig.stdout.trim());
-  for (const dir of (process.env['PATH'] ?? '').split(':')) if (dir !== '') candidates.push(dir);
-  return candidates.find(
-    (dir) => existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'pg_ctl')),
-  );
-}
-
-function shellQuote(arg: string): string {
-  return `'${arg.replace(/'/g, `'\\''`)}'`;
-}
-
-/** Works out how to run PostgreSQL here, or why it cannot be run. */
-function detectEnvironment(): Environment | string {
-  const bin = findBinDir();
-  if (bin === undefined) {
-    return 'PostgreSQL server binaries (initdb, pg_ctl) not found; set PG_BIN_DIR';
-  }
-  if (process.getuid?.() !== 0) {
-    return { bin, runAs: (command, args) => [command, [...args]], owner: undefined };
-  }
-  const user = process.env['PG_TEST_OS_USER'] ?? 'postgres';
-  const uid = spawnSync('id', ['-u', user], { encoding: 'utf8' });
-  const gid = spawnSync('id', ['-g', user], { encoding: 'utf8' });
-  if (uid.status !== 0 || gid.status !== 0) {
-    return `running as root and there is no user "${user}" to run PostgreSQL as; set PG_TEST_OS_USER`;
-  }
-  const owner = { uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) };
-  const runuser = ['/usr/sbin/runuser', '/sbin/runuser', '/usr/bin/runuser'].find((p) =>
-    existsSync(p),
-  );
-  if (runuser !== undefined) {
-    return {
-      bin,
-      owner,
-      runAs: (command, args) => [runuser, ['-u', user, '--', command, ...args]],
-    };
-  }
-  const su = ['/usr/bin/su', '/bin/su'].find((p) => existsSync(p));
-  if (su !== undefined) {
-    return {
-      bin,
-      owner,
-      runAs: (command, args) => [
-        su,
-        ['-s', '/bin/sh', user, '-c', [command, ...args].map(shellQuote).join(' ')],
-      ],
-    };
-  }
-  return 'running as root and neither runuser nor su is available to run PostgreSQL as another user';
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-class PrivatePostgres {
-  private frozenPid: number | undefined;
-
-  private constructor(
-    private readonly env: Environment,
-    readonly dir: string,
-    readonly port: number,
-  ) {}
-
-  get dataDir(): string {
-    return join(this.dir, 'data');
-  }
-
-  get url(): string {
-    return `postgres://postgres@127.0.0.1:${this.port}/postgres`;
-  }
-
-  static async create(env: Environment): Promise<PrivatePostgres> {
-    const dir = mkdtempSync(join(tmpdir(), 'eg-pg-failure-'));
-    if (env.owner !== undefined) chownSync(dir, env.owner.uid, env.owner.gid);
-    const instance = new PrivatePostgres(env, dir, await freePort());
-    instance.run('initdb', [
-      '-D',
-      instance.dataDir,
-      '-U',
-      'postgres',
-      '--auth=trust',
-      '-E',
-      'UTF8',
-      '--locale=C',
-      '--no-sync',
-    ]);
-    return instance;
-  }
-
-  private run(
-    tool: string,
-    args: readonly string[],
-    allowFailure = false,
-  ): SpawnSyncReturns<string> {
-    const [command, argv] = this.env.runAs(join(this.env.bin, tool), args);
-    const result = spawnSync(command, argv, {
-      encoding: 'utf8',
-      cwd: this.dir,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: 60_000,
-    });
-    if (!allowFailure && result.status !== 0) {
-      let log = '';
-      try {
-        log = readFileSync(join(this.dir, 'server.log'), 'utf8').slice(-2000);
-      } catch {
-        // no log yet
-      }
-      throw new Error(
-        `${tool} ${args.join(' ')} failed (${result.status ?? result.signal}): ${result.stderr}${result.stdout}\n${log}`,
-      );
-    }
-    return result;
-  }
-
-  start(): void {
-    this.run('pg_ctl', [
-      '-D',
-      this.dataDir,
-      '-l',
-      join(this.dir, 'server.log'),
-      '-w',
-      '-t',
-      '60',
-      '-o',
-      `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=20`,
-      'start',
-    ]);
-  }
-
-  /** Fast shutdown: sessions are terminated (SQLSTATE 57P01), as in an orchestrated restart. */
-  stop(mode: 'fast' | 'immediate' = 'fast'): void {
-    this.thaw();
-    this.run('pg_ctl', ['-D', this.dataDir, '-m', mode, '-w', '-t', '60', 'stop']);
-  }
-
-  isRunning(): boolean {
-    return this.run('pg_ctl', ['-D', this.dataDir, 'status'], true).status === 0;
-  }
-
-  /** Freezes the postmaster (SIGSTOP): connections are accepted by the kernel but never answered. */
-  freeze(): void {
-    const pid = Number(readFileSync(join(this.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-    process.kill(pid, 'SIGSTOP');
-    this.frozenPid = pid;
-  }
-
-  thaw(): void {
-    if (this.frozenPid === undefined) return;
-    try {
-      process.kill(this.frozenPid, 'SIGCONT');
-    } catch {
-      // already gone
-    }
-    this.frozenPid = undefined;
-  }
-
-  destroy(): void {
-    this.thaw();
-    if (existsSync(join(this.dataDir, 'postmaster.pid'))) {
-      this.run('pg_ctl', ['-D', this.dataDir, '-m', 'immediate', '-w', '-t', '60', 'stop'], true);
-    }
-    rmSync(this.dir, { recursive: true, force: true });
-  }
-}
+import {
+  detectPostgresEnvironment,
+  PrivatePostgres,
+  type PostgresEnvironment,
+} from '../helpers/private-postgres.js';
 
 // ---------------------------------------------------------------------------------------------
 
@@ -231,7 +28,7 @@ const table: TableDescriptor = {
   key: ['id'],
 };
 
-const environment = detectEnvironment();
+const environment = detectPostgresEnvironment();
 const skipReason = typeof environment === 'string' ? environment : undefined;
 
 /** Expects the promise to reject with StorageUnavailableError within `withinMs`. */
@@ -253,7 +50,7 @@ if (skipReason !== undefined) {
   });
   console.warn(`PostgreSQL failure suite skipped: ${skipReason}`);
 } else {
-  const env = environment as Environment;
+  const env = environment as PostgresEnvironment;
 
   describe('PostgreSQL driver failure behaviour (private instance)', () => {
     let instance: PrivatePostgres | undefined;
@@ -276,7 +73,7 @@ if (skipReason !== undefined) {
     };
 
     beforeAll(async () => {
-      instance = await PrivatePostgres.create(env);
+      instance = await PrivatePostgres.create(env, 'eg-pg-failure-');
       instance.start();
       driver = newDriver({ onIdleError: (error) => idleErrors.push(error) });
     });
@@ -350,7 +147,11 @@ if (skipReason !== undefined) {
         if (Date.now() > deadline) throw new Error('the insert never blocked on the activity lock');
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
-      instance!.stop('fast');
+      // An immediate stop (a crash): backends exit without releasing their locks, so the waiting
+      // insert can never commit. A fast stop sends SIGTERM to the backends one by one; on a busy
+      // machine the lock holder could die first, and the insert then got its lock and committed
+      // before its own SIGTERM arrived (seen when other suites ran in parallel).
+      instance!.stop('immediate');
       const error = await pending;
       expect(isStorageUnavailableError(error), `got ${String(error)}`).toBe(true);
       await locker.end().catch(() => undefined);
