@@ -4,32 +4,46 @@
 //
 // Options:
 //   --quick            1 short round, 10 000 seeded rows, small synthetic schemas (< 1 minute)
-//   --only=a,b         run only these sections: http, bulk, scaling, generate, pg
+//   --only=a,b         run only these sections: http, bulk, scaling, generate, pg, paging
 //   --skip=a,b         skip these sections
+//   --paging           also run bench/paging.mjs (deep paging: offset vs cursor; off by default)
 //   --no-build         do not rebuild runtime/dist and dist/cli when the sources are newer
 //   --rounds=N --seconds=S --warmup=S --seed=N   override the mode's settings
 //
 // The servers under test are child processes on 127.0.0.1; autocannon runs in this process.
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
-import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { categoryName, CATEGORY_COUNT, productCode, productRecord, syntheticEntityName, syntheticRecord, syntheticSchemaYaml } from './lib/data.mjs';
+import { join, relative } from 'node:path';
+import { categoryName, productCode, productRecord, syntheticEntityName, syntheticRecord, syntheticSchemaYaml } from './lib/data.mjs';
 import { loadRun, timedRequest } from './lib/load.mjs';
-import { killAll, runCommand, sampleRss, startServer } from './lib/servers.mjs';
+import { cpuMs, killAll, runCommand, sampleRss, startServer } from './lib/servers.mjs';
+import {
+  BATCH,
+  BENCH,
+  buildService as buildServiceOnce,
+  CLI,
+  copyDb,
+  DATA,
+  ensureBuilt,
+  OUTPUT,
+  postJson,
+  randomInt,
+  removeDb,
+  RESULTS,
+  ROOT,
+  seedShopDb,
+  shopOperations,
+  sqliteUrl,
+  TSC,
+  writeSchema,
+} from './lib/setup.mjs';
 import { fmt, fmtSpread, spread } from './lib/stats.mjs';
+import { performance } from 'node:perf_hooks';
+import { Buffer } from 'node:buffer';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const BENCH = join(ROOT, 'bench');
-const OUTPUT = join(BENCH, 'output');
-const DATA = join(OUTPUT, 'data');
-const RESULTS = join(BENCH, 'results');
-const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-const CLI = join(ROOT, 'dist', 'cli', 'main.js');
-const SECTIONS = ['http', 'bulk', 'scaling', 'generate', 'pg'];
+const SECTIONS = ['http', 'bulk', 'scaling', 'generate', 'pg', 'paging'];
 
 // --- Options ---------------------------------------------------------------------------------------
 const argv = process.argv.slice(2);
@@ -41,14 +55,17 @@ const skip = new Set(option('skip')?.split(',') ?? []);
 for (const name of [...(only ?? []), ...skip]) {
   if (!SECTIONS.includes(name)) throw new Error(`Unknown section ${name}; sections: ${SECTIONS.join(', ')}`);
 }
-const enabled = (section) => (only === undefined || only.includes(section)) && !skip.has(section);
+const enabled = (section) =>
+  section === 'paging'
+    ? (flag('paging') || only?.includes('paging') === true) && !skip.has(section)
+    : (only === undefined || only.includes(section)) && !skip.has(section);
 
 const MODE = QUICK
   ? {
       name: 'quick',
       rounds: 1,
-      warmupSeconds: 0.5,
-      seconds: 1,
+      warmupSeconds: 0.3,
+      seconds: 0.7,
       seedCount: 10_000,
       bulkBatches: 1,
       scalingEntities: 20,
@@ -60,11 +77,11 @@ const MODE = QUICK
     }
   : {
       name: 'full',
-      rounds: 3,
+      rounds: 5,
       warmupSeconds: 1,
-      seconds: 3,
+      seconds: 2,
       seedCount: 100_000,
-      bulkBatches: 2,
+      bulkBatches: 1,
       scalingEntities: 200,
       scalingSeed: 10_000,
       generateSizes: [10, 100, 1000],
@@ -77,9 +94,8 @@ if (option('seconds') !== undefined) MODE.seconds = Number(option('seconds'));
 if (option('warmup') !== undefined) MODE.warmupSeconds = Number(option('warmup'));
 if (option('seed') !== undefined) MODE.seedCount = Number(option('seed'));
 const CONNECTIONS = 50;
-const BATCH = 10_000;
 /** Generation of the largest schema is stopped after this long (reported as "> limit"). */
-const GENERATE_TIMEOUT_MS = 120_000;
+const GENERATE_TIMEOUT_MS = 60_000;
 const PG_BENCH_DB = 'entity_gen_bench';
 
 const started = performance.now();
@@ -90,6 +106,13 @@ const results = {
   notes: [],
   sections: {},
 };
+/** Builds each generated service at most once per run (others may rebuild dist/cli meanwhile). */
+const built = new Map();
+function buildService(name, schemaFile, options) {
+  if (!built.has(name)) built.set(name, buildServiceOnce(name, schemaFile, options));
+  return built.get(name);
+}
+
 /** Time spent outside measurements (build, generate + compile of services, seeding). */
 async function setupStep(what, fn) {
   const t = performance.now();
@@ -110,7 +133,10 @@ process.on('SIGINT', () => {
 async function main() {
   mkdirSync(DATA, { recursive: true });
   mkdirSync(RESULTS, { recursive: true });
-  await setupStep('npm run build (only when the sources changed)', ensureBuilt);
+  await setupStep('npm run build (only when the sources changed)', async () => {
+    const state = await ensureBuilt({ build: !flag('no-build'), log });
+    if (state === 'stale') results.notes.push('runtime/dist or dist/cli is older than its sources (--no-build given): measured the built code.');
+  });
   results.machine = machineInfo();
   log(`mode ${MODE.name}: ${MODE.rounds} round(s) × ${MODE.seconds}s (+${MODE.warmupSeconds}s warm-up), ${CONNECTIONS} connections, ${fmt(MODE.seedCount)} seeded rows`);
 
@@ -118,6 +144,7 @@ async function main() {
   if (enabled('scaling')) await scalingSection();
   if (enabled('generate')) await generateSection();
   if (enabled('pg')) await pgSection();
+  if (enabled('paging')) await pagingSection();
 
   results.machine.loadAverageEnd = os.loadavg().map((v) => v.toFixed(2)).join(' ');
   results.totalSeconds = (performance.now() - started) / 1000;
@@ -126,153 +153,6 @@ async function main() {
   writeFileSync(join(RESULTS, `${base}.md`), renderMarkdown(results));
   log(`done in ${results.totalSeconds.toFixed(1)} s; wrote ${relative(ROOT, join(RESULTS, `${base}.md`))}`);
   console.log(`\n${renderMarkdown(results)}`);
-}
-
-// --- Build and generated services -------------------------------------------------------------------
-
-function newestMtime(dir, filter) {
-  let newest = 0;
-  if (!existsSync(dir)) return newest;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) newest = Math.max(newest, newestMtime(path, filter));
-    else if (filter(entry.name)) newest = Math.max(newest, statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
-/** Builds runtime/dist and dist/cli when missing or older than their sources. */
-async function ensureBuilt() {
-  const outputs = [join(ROOT, 'runtime', 'dist', 'index.js'), CLI];
-  const missing = outputs.some((file) => !existsSync(file));
-  const sources = Math.max(
-    newestMtime(join(ROOT, 'runtime', 'src'), (n) => n.endsWith('.ts')),
-    newestMtime(join(ROOT, 'cli'), (n) => n.endsWith('.ts')),
-  );
-  const stale = !missing && Math.min(...outputs.map((file) => statSync(file).mtimeMs)) < sources;
-  if (!missing && (!stale || flag('no-build'))) {
-    if (stale) results.notes.push('runtime/dist or dist/cli is older than its sources (--no-build given): measured the built code.');
-    return;
-  }
-  log(missing ? 'building (dist missing): npm run build' : 'sources changed since the last build: npm run build');
-  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-  const build = await runCommand(npm, ['run', 'build'], { cwd: ROOT });
-  if (build.code !== 0) throw new Error(`npm run build failed:\n${build.stdout}\n${build.stderr}`);
-}
-
-/** Hash of what a generated service's code depends on: the schema, the CLI and its templates. */
-function generatorStamp(schemaText, mode) {
-  const hash = createHash('sha256').update(schemaText).update(mode);
-  const add = (dir) => {
-    if (!existsSync(dir)) return;
-    for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
-      if (!entry.isFile()) continue;
-      const path = join(entry.parentPath ?? entry.path, entry.name);
-      const stat = statSync(path);
-      hash.update(`${relative(ROOT, path)}:${stat.size}:${stat.mtimeMs}\n`);
-    }
-  };
-  // runtime/dist is loaded when the service starts, so a runtime change needs no regeneration.
-  add(join(ROOT, 'dist', 'cli'));
-  add(join(ROOT, 'templates'));
-  return hash.digest('hex');
-}
-
-/**
- * Generates `schemaFile` into bench/output/<name> and compiles it with tsc (full type check, or
- * `--noCheck` for the big synthetic services). Skipped when nothing it depends on changed since
- * the last run (a stamp file records that).
- */
-async function buildService(name, schemaFile, { check = true } = {}) {
-  const dir = join(OUTPUT, name);
-  const stampFile = join(dir, '.bench-stamp');
-  const stamp = generatorStamp(readFileSync(schemaFile, 'utf8'), check ? 'check' : 'nocheck');
-  if (existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp && existsSync(join(dir, 'dist', 'server.js'))) return dir;
-  rmSync(dir, { recursive: true, force: true });
-  log(`generating ${relative(ROOT, dir)} from ${relative(ROOT, schemaFile)}`);
-  const generated = await runCommand(process.execPath, [CLI, 'generate', relative(ROOT, schemaFile), '-o', relative(ROOT, dir)], { cwd: ROOT });
-  if (generated.code !== 0) throw new Error(`entity-gen generate failed:\n${generated.stdout}\n${generated.stderr}`);
-  const compiled = await runCommand(process.execPath, [TSC, '-p', dir, ...(check ? [] : ['--noCheck'])], { cwd: ROOT });
-  if (compiled.code !== 0) throw new Error(`tsc -p ${dir} failed:\n${compiled.stdout}\n${compiled.stderr}`);
-  writeFileSync(stampFile, stamp);
-  return dir;
-}
-
-function writeSchema(name, text) {
-  const file = join(OUTPUT, 'schemas', name);
-  mkdirSync(dirname(file), { recursive: true });
-  if (!existsSync(file) || readFileSync(file, 'utf8') !== text) writeFileSync(file, text);
-  return file;
-}
-
-function sqliteUrl(file) {
-  return `sqlite:${file}`;
-}
-
-function removeDb(file) {
-  for (const suffix of ['', '-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true });
-}
-
-async function postJson(url, body) {
-  const response = await timedRequest(url, { method: 'POST', body });
-  if (response.status !== 200) throw new Error(`POST ${url} answered ${response.status}: ${response.text.slice(0, 500)}`);
-  return response;
-}
-
-// --- Load helpers ---------------------------------------------------------------------------------
-
-const randomInt = (n) => Math.floor(Math.random() * n);
-let uniqueCounter = 0;
-
-/** autocannon request definitions of the shop operations, keyed by operation id. */
-function shopOperations(seedCount) {
-  return {
-    get: {
-      label: 'GET by key (random key)',
-      request: () => ({
-        method: 'GET',
-        setupRequest: (req) => ({ ...req, path: `/data/product/${productCode(randomInt(seedCount))}` }),
-      }),
-    },
-    list: {
-      label: 'GET filtered + sorted page of 100',
-      request: () => ({
-        method: 'GET',
-        setupRequest: (req) => ({ ...req, path: `/data/product?category=${categoryName(randomInt(CATEGORY_COUNT))}&orderBy=-price&limit=100` }),
-      }),
-    },
-    count: {
-      label: 'count with a filter',
-      request: () => ({
-        method: 'GET',
-        setupRequest: (req) => ({ ...req, path: `/entity/product/recordCounts?category=${categoryName(randomInt(CATEGORY_COUNT))}` }),
-      }),
-    },
-    patch: {
-      label: 'PATCH one (random key)',
-      request: () => ({
-        method: 'PATCH',
-        headers: { 'content-type': 'application/json' },
-        setupRequest: (req) => ({
-          ...req,
-          path: `/data/product/${productCode(randomInt(seedCount))}`,
-          body: JSON.stringify({ data: { stock: randomInt(1000), status: 'ACTIVE' } }),
-        }),
-      }),
-    },
-    post: {
-      label: 'POST one',
-      request: (tag) => ({
-        method: 'POST',
-        path: '/data/product',
-        headers: { 'content-type': 'application/json' },
-        setupRequest: (req) => {
-          const n = uniqueCounter++;
-          return { ...req, body: JSON.stringify({ data: productRecord(`N${tag}${n}`, n) }) };
-        },
-      }),
-    },
-  };
 }
 
 /**
@@ -285,10 +165,10 @@ async function interleave(servers, operation, { rounds, sample } = {}) {
     for (const server of servers) {
       const request = operation.request(`${server.id}${round}x`);
       const sampler = sample?.(server);
-      const run = await loadRun(server.url, request, { connections: CONNECTIONS, seconds: MODE.seconds, warmupSeconds: MODE.warmupSeconds });
+      const run = await loadRun(server.url, request, { connections: CONNECTIONS, seconds: MODE.seconds, warmupSeconds: MODE.warmupSeconds, pid: server.pid });
       if (sampler !== undefined) run.rssBytes = sampler.stop();
       runs[server.id].push(run);
-      log(`  ${operation.label} · ${server.label} · round ${round + 1}: ${fmt(run.rps)} req/s, p50 ${run.p50.toFixed(2)} ms, p99 ${run.p99.toFixed(2)} ms${run.non2xx + run.errors > 0 ? `, ${run.non2xx} non-2xx, ${run.errors} errors` : ''}`);
+      log(`  ${operation.label} · ${server.label} · round ${round + 1}: ${fmt(run.rps)} req/s, p50 ${run.p50.toFixed(2)} ms, p99 ${run.p99.toFixed(2)} ms, server CPU ${fmt(run.cpuUsPerRequest)} µs/req (${fmt(run.cpuShare * 100)}% busy)${run.non2xx + run.errors > 0 ? `, ${run.non2xx} non-2xx, ${run.errors} errors` : ''}`);
     }
   }
   return runs;
@@ -299,11 +179,21 @@ function ratios(a, b, metric = 'rps') {
   return a.map((run, i) => run[metric] / b[i][metric]);
 }
 
+/**
+ * Per-round CPU-time ratio as a throughput-equivalent: b's server CPU per request ÷ a's (above 1
+ * when a needs less CPU per request than b). Robust against other load on the machine.
+ */
+function cpuRatios(a, b) {
+  return a.map((run, i) => b[i].cpuUsPerRequest / run.cpuUsPerRequest);
+}
+
 function summarizeRuns(runs) {
   return {
     rps: spread(runs.map((r) => r.rps)),
     p50: spread(runs.map((r) => r.p50)),
     p99: spread(runs.map((r) => r.p99)),
+    cpuUs: spread(runs.map((r) => r.cpuUsPerRequest)),
+    cpuShare: spread(runs.map((r) => r.cpuShare)),
     failures: runs.reduce((sum, r) => sum + r.non2xx + r.errors + r.timeouts, 0),
     rssBytes: runs.some((r) => r.rssBytes !== undefined) ? Math.max(...runs.map((r) => r.rssBytes ?? 0)) : undefined,
     runs,
@@ -348,33 +238,14 @@ async function envelopeCheck(servers, seedCount) {
 
 async function sqliteSection() {
   log('SQLite: shop service vs hand-written Koa vs raw node:http');
-  const shop = await setupStep('generate + tsc shop (cached)', () => buildService('shop', join(ROOT, 'fixtures', 'shop', 'shop.yaml')));
-  const seedDb = join(DATA, `seed-${MODE.seedCount}.db`);
-  const seedMark = `${seedDb}.done`;
-  const stamp = generatorStamp(String(MODE.seedCount), 'seed');
-  if (!existsSync(seedMark) || readFileSync(seedMark, 'utf8') !== stamp) {
-    removeDb(seedDb);
-    rmSync(seedMark, { force: true });
-    log(`seeding ${fmt(MODE.seedCount)} PRODUCT records through the generated service`);
-    const seedStarted = performance.now();
-    const seeder = await startServer('seed', join(shop, 'dist', 'server.js'), { DATABASE_URL: sqliteUrl(seedDb) });
-    try {
-      for (let from = 0; from < MODE.seedCount; from += BATCH) {
-        const records = [];
-        for (let n = from; n < Math.min(MODE.seedCount, from + BATCH); n++) records.push(productRecord(productCode(n), n));
-        await postJson(`${seeder.url}/data/product`, JSON.stringify({ data: records }));
-      }
-    } finally {
-      await seeder.stop(); // closes the database: WAL checkpointed into the main file
-    }
-    writeFileSync(seedMark, stamp);
-    (results.setup ??= []).push({ what: `seed ${fmt(MODE.seedCount)} SQLite rows (cached)`, seconds: (performance.now() - seedStarted) / 1000 });
-  }
+  const shop = await setupStep('generate + tsc shop (cached)', () => buildService('shop', join(ROOT, 'fixtures', 'shop', 'shop.yaml'), { log }));
+  const seedDb = await seedShopDb(shop, MODE.seedCount, {
+    log,
+    onSeeded: (seconds) => (results.setup ??= []).push({ what: `seed ${fmt(MODE.seedCount)} SQLite rows (cached)`, seconds }),
+  });
   const files = {};
   for (const id of ['gen', 'koa', 'raw']) {
-    files[id] = join(DATA, `${id}.db`);
-    removeDb(files[id]);
-    copyFileSync(seedDb, files[id]);
+    files[id] = copyDb(seedDb, join(DATA, `${id}.db`));
   }
   const sync = process.env.SQLITE_SYNCHRONOUS;
   const syncEnv = sync === undefined ? {} : { SQLITE_SYNCHRONOUS: sync };
@@ -403,6 +274,8 @@ async function sqliteSection() {
           genVsKoa: spread(ratios(runs.gen, runs.koa)),
           genVsRaw: spread(ratios(runs.gen, runs.raw)),
           koaVsRaw: spread(ratios(runs.koa, runs.raw)),
+          cpuGenVsKoa: spread(cpuRatios(runs.gen, runs.koa)),
+          cpuGenVsRaw: spread(cpuRatios(runs.gen, runs.raw)),
         };
       }
       results.sections.http = http;
@@ -429,13 +302,17 @@ async function bulkSection(servers) {
       bodyBytes = Buffer.byteLength(warm);
       await postJson(`${server.url}/data/product`, warm);
       const times = [];
+      const cpu = [];
       for (let b = 0; b < MODE.bulkBatches; b++) {
         const text = body(`${server.id}${round}b${b}`);
+        const cpuBefore = cpuMs(server.pid);
         times.push((await postJson(`${server.url}/data/product`, text)).ms);
+        cpu.push(cpuMs(server.pid) - cpuBefore);
       }
       const ms = times.reduce((a, b) => a + b, 0) / times.length;
-      perServer[server.id].push({ ms, recordsPerSecond: (BATCH * 1000) / ms });
-      log(`  bulk · ${server.label} · round ${round + 1}: ${ms.toFixed(0)} ms per request, ${fmt((BATCH * 1000) / ms)} records/s`);
+      const cpuPerRequest = cpu.reduce((a, b) => a + b, 0) / cpu.length;
+      perServer[server.id].push({ ms, recordsPerSecond: (BATCH * 1000) / ms, cpuMs: cpuPerRequest });
+      log(`  bulk · ${server.label} · round ${round + 1}: ${ms.toFixed(0)} ms per request (server CPU ${cpuPerRequest.toFixed(0)} ms), ${fmt((BATCH * 1000) / ms)} records/s`);
     }
   }
   const rate = (id) => perServer[id].map((r) => r.recordsPerSecond);
@@ -443,7 +320,10 @@ async function bulkSection(servers) {
   return {
     bodyBytes,
     servers: Object.fromEntries(
-      servers.map((s) => [s.id, { recordsPerSecond: spread(rate(s.id)), ms: spread(perServer[s.id].map((r) => r.ms)) }]),
+      servers.map((s) => [
+        s.id,
+        { recordsPerSecond: spread(rate(s.id)), ms: spread(perServer[s.id].map((r) => r.ms)), cpuMs: spread(perServer[s.id].map((r) => r.cpuMs)) },
+      ]),
     ),
     genVsKoa: ratio('gen', 'koa'),
     genVsRaw: ratio('gen', 'raw'),
@@ -455,10 +335,10 @@ async function scalingSection() {
   const count = MODE.scalingEntities;
   log(`scaling: GET by key, 1 entity vs ${count} entities`);
   const one = await setupStep('generate + tsc synthetic-1 (cached)', () =>
-    buildService('synthetic-1', writeSchema('synthetic-1.yaml', syntheticSchemaYaml(1)), { check: false }),
+    buildService('synthetic-1', writeSchema('synthetic-1.yaml', syntheticSchemaYaml(1)), { check: false, log }),
   );
   const many = await setupStep(`generate + tsc synthetic-${count} (cached)`, () =>
-    buildService(`synthetic-${count}`, writeSchema(`synthetic-${count}.yaml`, syntheticSchemaYaml(count)), { check: false }),
+    buildService(`synthetic-${count}`, writeSchema(`synthetic-${count}.yaml`, syntheticSchemaYaml(count)), { check: false, log }),
   );
   const seed = MODE.scalingSeed;
   const others = 20;
@@ -513,10 +393,10 @@ async function scalingSection() {
         const op = target.id === 'spread' ? spreadOperation : operation;
         const request = op.request();
         const sampler = sampleRss(target.pid);
-        const run = await loadRun(target.url, request, { connections: CONNECTIONS, seconds: MODE.seconds, warmupSeconds: MODE.warmupSeconds });
+        const run = await loadRun(target.url, request, { connections: CONNECTIONS, seconds: MODE.seconds, warmupSeconds: MODE.warmupSeconds, pid: target.pid });
         run.rssBytes = sampler.stop();
         runs[target.id].push(run);
-        log(`  scaling · ${target.label} · round ${round + 1}: ${fmt(run.rps)} req/s, p50 ${run.p50.toFixed(2)} ms`);
+        log(`  scaling · ${target.label} · round ${round + 1}: ${fmt(run.rps)} req/s, p50 ${run.p50.toFixed(2)} ms, server CPU ${fmt(run.cpuUsPerRequest)} µs/req`);
       }
     }
     results.sections.scaling = {
@@ -525,6 +405,8 @@ async function scalingSection() {
       servers: Object.fromEntries(targets.map((t) => [t.id, { label: t.label, ...summarizeRuns(runs[t.id]) }])),
       manyVsOne: spread(ratios(runs.many, runs.one)),
       spreadVsOne: spread(ratios(runs.spread, runs.one)),
+      cpuManyVsOne: spread(cpuRatios(runs.many, runs.one)),
+      cpuSpreadVsOne: spread(cpuRatios(runs.spread, runs.one)),
     };
   } finally {
     for (const server of servers) await server.stop();
@@ -615,7 +497,7 @@ async function pgSection() {
     await admin.query(`DROP DATABASE IF EXISTS ${PG_BENCH_DB} WITH (FORCE)`);
     await admin.query(`CREATE DATABASE ${PG_BENCH_DB}`);
     log(`PostgreSQL ${results.machine.postgres}: database ${PG_BENCH_DB} created`);
-    const shop = await buildService('shop', join(ROOT, 'fixtures', 'shop', 'shop.yaml'));
+    const shop = await buildService('shop', join(ROOT, 'fixtures', 'shop', 'shop.yaml'), { log });
     servers.push({ id: 'gen', label: 'generated (entity-gen)', ...(await startServer('generated-pg', join(shop, 'dist', 'server.js'), { DATABASE_URL: serviceUrl.href })) });
     await setupStep(`seed ${fmt(MODE.pgSeedCount)} PostgreSQL rows`, async () => {
       for (let from = 0; from < MODE.pgSeedCount; from += BATCH) {
@@ -639,6 +521,7 @@ async function pgSection() {
         label: operations[id].label,
         servers: Object.fromEntries(servers.map((s) => [s.id, summarizeRuns(runs[s.id])])),
         genVsKoa: spread(ratios(runs.gen, runs.koa)),
+        cpuGenVsKoa: spread(cpuRatios(runs.gen, runs.koa)),
       };
     }
     results.sections.pg = pgResults;
@@ -647,6 +530,17 @@ async function pgSection() {
     await admin.query(`DROP DATABASE IF EXISTS ${PG_BENCH_DB} WITH (FORCE)`).catch(() => {});
     await admin.end();
   }
+}
+
+/** Deep paging, offset vs cursor: bench/paging.mjs (written separately), its table included. */
+async function pagingSection() {
+  log('paging: node bench/paging.mjs');
+  const run = await runCommand(process.execPath, [join(BENCH, 'paging.mjs'), ...(QUICK ? ['--quick'] : [])], { cwd: ROOT, timeoutMs: 600_000 });
+  results.sections.paging = {
+    ok: run.code === 0,
+    seconds: run.ms / 1000,
+    markdown: run.code === 0 ? run.stdout.trim() : `bench/paging.mjs failed (exit ${run.code}):\n\n\`\`\`\n${run.stderr.slice(-2000)}\n\`\`\``,
+  };
 }
 
 // --- Report ---------------------------------------------------------------------------------------
@@ -693,11 +587,11 @@ const verdict = (ok) => (ok === undefined ? 'not measured' : ok ? '**met**' : '*
 function targetRows(r) {
   const rows = [];
   const http = r.sections.http;
-  const add = (target, value, ok) => rows.push(`| ${target} | ${value} | ${verdict(ok)} |`);
+  const add = (target, value, ok, cpu = '') => rows.push(`| ${target} | ${value} | ${verdict(ok)} | ${cpu} |`);
   if (http !== undefined) {
-    add('GET by key ≥ 1.0× hand-written Koa (req/s)', ratioText(http.get.genVsKoa), http.get.genVsKoa.median >= 1.0);
-    add('GET by key: aim 0.70× raw floor (req/s)', ratioText(http.get.genVsRaw), http.get.genVsRaw.median >= 0.7);
-    add('POST one ≥ 1.0× hand-written Koa (req/s)', ratioText(http.post.genVsKoa), http.post.genVsKoa.median >= 1.0);
+    add('GET by key ≥ 1.0× hand-written Koa (req/s)', ratioText(http.get.genVsKoa), http.get.genVsKoa.median >= 1.0, ratioText(http.get.cpuGenVsKoa));
+    add('GET by key: aim 0.70× raw floor (req/s)', ratioText(http.get.genVsRaw), http.get.genVsRaw.median >= 0.7, ratioText(http.get.cpuGenVsRaw));
+    add('POST one ≥ 1.0× hand-written Koa (req/s)', ratioText(http.post.genVsKoa), http.post.genVsKoa.median >= 1.0, ratioText(http.post.cpuGenVsKoa));
     const rss = http.get.servers.gen.rssBytes;
     add('service RSS under the GET benchmark < 150 MB', `${fmt(rss / MB, 0)} MB peak`, rss < 150 * MB);
   }
@@ -707,7 +601,7 @@ function targetRows(r) {
   }
   const scaling = r.sections.scaling;
   if (scaling !== undefined) {
-    add(`${scaling.entities}-entity GET by key ≥ 0.95× 1-entity`, ratioText(scaling.manyVsOne), scaling.manyVsOne.median >= 0.95);
+    add(`${scaling.entities}-entity GET by key ≥ 0.95× 1-entity`, ratioText(scaling.manyVsOne), scaling.manyVsOne.median >= 0.95, ratioText(scaling.cpuManyVsOne));
   }
   const gen = r.sections.generate;
   if (gen !== undefined) {
@@ -730,14 +624,16 @@ function targetRows(r) {
 
 function httpTable(section, ids, labels) {
   const lines = [
-    '| operation | server | req/s | p50 ms | p99 ms | failed |',
-    '|---|---|---:|---:|---:|---:|',
+    '| operation | server | req/s | p50 ms | p99 ms | server CPU µs/req | server CPU busy | failed |',
+    '|---|---|---:|---:|---:|---:|---:|---:|',
   ];
   for (const op of Object.values(section)) {
     if (typeof op !== 'object' || op.servers === undefined) continue;
     for (const id of ids) {
       const s = op.servers[id];
-      lines.push(`| ${op.label} | ${labels[id]} | ${fmtSpread(s.rps)} | ${fmtSpread(s.p50, 2)} | ${fmtSpread(s.p99, 2)} | ${s.failures} |`);
+      lines.push(
+        `| ${op.label} | ${labels[id]} | ${fmtSpread(s.rps)} | ${fmtSpread(s.p50, 2)} | ${fmtSpread(s.p99, 2)} | ${fmtSpread(s.cpuUs)} | ${fmt(s.cpuShare.median * 100)}% | ${s.failures} |`,
+      );
     }
   }
   return lines.join('\n');
@@ -756,7 +652,16 @@ function renderMarkdown(r) {
   const s = r.settings;
   out.push('', `Settings: ${s.rounds} round(s) per operation, interleaved across servers (A B C A B C …), ${s.warmupSeconds} s warm-up + ${s.seconds} s measured per run (one autocannon run; responses of the warm-up window are not counted), ${s.connections} connections (autocannon), ${fmt(s.seedCount)} seeded PRODUCT rows. Figures are medians over rounds with the min–max spread in brackets; ratios are per-round ratios (same round, back to back), then the median.`, '');
 
-  out.push('## Targets', '', '| target | measured | verdict |', '|---|---|---|', ...targetRows(r), '');
+  out.push(
+    '## Targets',
+    '',
+    'Verdicts use the measured req/s (or time) as the targets are stated. The last column gives the CPU-time view of the same ratio (server CPU per request, see below), which other processes on the machine disturb far less.',
+    '',
+    '| target | measured | verdict | CPU view |',
+    '|---|---|---|---|',
+    ...targetRows(r),
+    '',
+  );
 
   if (r.sections.envelope !== undefined) {
     out.push(
@@ -770,26 +675,41 @@ function renderMarkdown(r) {
   if (r.sections.http !== undefined) {
     const http = r.sections.http;
     out.push('## SQLite: generated shop service vs baselines', '', httpTable(http, ['gen', 'koa', 'raw'], labels), '');
-    out.push('| operation | generated ÷ Koa (req/s) | generated ÷ raw (req/s) | Koa ÷ raw (req/s) |', '|---|---:|---:|---:|');
-    for (const op of Object.values(http)) out.push(`| ${op.label} | ${ratioText(op.genVsKoa)} | ${ratioText(op.genVsRaw)} | ${ratioText(op.koaVsRaw)} |`);
-    out.push('');
+    out.push(
+      '| operation | generated ÷ Koa (req/s) | generated ÷ raw (req/s) | Koa ÷ raw (req/s) | CPU view: Koa ÷ generated (CPU per req) | CPU view: raw ÷ generated |',
+      '|---|---:|---:|---:|---:|---:|',
+    );
+    for (const op of Object.values(http)) {
+      out.push(`| ${op.label} | ${ratioText(op.genVsKoa)} | ${ratioText(op.genVsRaw)} | ${ratioText(op.koaVsRaw)} | ${ratioText(op.cpuGenVsKoa)} | ${ratioText(op.cpuGenVsRaw)} |`);
+    }
+    out.push(
+      '',
+      'The CPU view divides the server CPU time per request (user + system, from /proc/<pid>/stat, measured window only) of the other server by that of the generated one: a throughput-equivalent ratio that other load on the machine hardly disturbs. It matches req/s only where the server is CPU-bound (GET, count); writes wait for fsync.',
+      '',
+    );
     const rss = (id) => `${fmt(http.get.servers[id].rssBytes / MB)} MB`;
     out.push(`Peak RSS during the GET-by-key runs: generated ${rss('gen')}, Koa ${rss('koa')}, raw ${rss('raw')}.`, '');
   }
   if (r.sections.bulk !== undefined) {
     const b = r.sections.bulk;
     out.push(`## ${fmt(BATCH)} records in one POST (end to end, with validation; body ${fmt(b.bodyBytes / MB, 1)} MB)`, '');
-    out.push('| server | records/s | ms per request |', '|---|---:|---:|');
-    for (const [id, v] of Object.entries(b.servers)) out.push(`| ${labels[id]} | ${fmtSpread(v.recordsPerSecond)} | ${fmtSpread(v.ms)} |`);
+    out.push('| server | records/s | ms per request | server CPU ms per request |', '|---|---:|---:|---:|');
+    for (const [id, v] of Object.entries(b.servers)) out.push(`| ${labels[id]} | ${fmtSpread(v.recordsPerSecond)} | ${fmtSpread(v.ms)} | ${fmtSpread(v.cpuMs)} |`);
     out.push('', `Ratios (records/s): generated ÷ Koa ${ratioText(b.genVsKoa)}, generated ÷ raw ${ratioText(b.genVsRaw)}.`, '');
   }
   if (r.sections.scaling !== undefined) {
     const sc = r.sections.scaling;
     out.push(`## Scaling with schema size: GET by key, 1 vs ${sc.entities} entities`, '');
     out.push(`Synthetic entities of 12 fields (bench/lib/data.mjs); ${fmt(sc.seed)} records in E0000 of both services, 20 in each other entity of the big one.`, '');
-    out.push('| service | req/s | p50 ms | p99 ms | peak RSS | failed |', '|---|---:|---:|---:|---:|---:|');
-    for (const v of Object.values(sc.servers)) out.push(`| ${v.label} | ${fmtSpread(v.rps)} | ${fmtSpread(v.p50, 2)} | ${fmtSpread(v.p99, 2)} | ${fmt(v.rssBytes / MB)} MB | ${v.failures} |`);
-    out.push('', `Ratios (req/s): ${sc.entities} entities ÷ 1 entity (same entity) ${ratioText(sc.manyVsOne)}; random entity of ${sc.entities} ÷ 1 entity ${ratioText(sc.spreadVsOne)}.`, '');
+    out.push('| service | req/s | p50 ms | p99 ms | server CPU µs/req | peak RSS | failed |', '|---|---:|---:|---:|---:|---:|---:|');
+    for (const v of Object.values(sc.servers)) {
+      out.push(`| ${v.label} | ${fmtSpread(v.rps)} | ${fmtSpread(v.p50, 2)} | ${fmtSpread(v.p99, 2)} | ${fmtSpread(v.cpuUs)} | ${fmt(v.rssBytes / MB)} MB | ${v.failures} |`);
+    }
+    out.push(
+      '',
+      `Ratios (req/s): ${sc.entities} entities ÷ 1 entity (same entity) ${ratioText(sc.manyVsOne)}; random entity of ${sc.entities} ÷ 1 entity ${ratioText(sc.spreadVsOne)}. CPU view (1-entity CPU per request ÷ this one's): same entity ${ratioText(sc.cpuManyVsOne)}, random entity ${ratioText(sc.cpuSpreadVsOne)}.`,
+      '',
+    );
   }
   if (r.sections.generate !== undefined) {
     const g = r.sections.generate;
@@ -805,9 +725,15 @@ function renderMarkdown(r) {
     else {
       out.push(`${fmt(pg.seedCount)} seeded rows in a database created for the run (${PG_BENCH_DB}, dropped afterwards).`, '');
       out.push(httpTable(pg, ['gen', 'koa'], { gen: 'generated', koa: 'Koa + pg' }), '');
-      out.push(`Ratios (req/s): GET by key generated ÷ Koa ${ratioText(pg.get.genVsKoa)}; POST one generated ÷ Koa ${ratioText(pg.post.genVsKoa)}.`, '');
+      out.push(
+        `Ratios (req/s): GET by key generated ÷ Koa ${ratioText(pg.get.genVsKoa)}; POST one generated ÷ Koa ${ratioText(pg.post.genVsKoa)}. CPU view (Koa ÷ generated CPU per request, service process only): GET ${ratioText(pg.get.cpuGenVsKoa)}, POST ${ratioText(pg.post.cpuGenVsKoa)}.`,
+        '',
+      );
       if (pg.envelope.length > 0) out.push(`Envelope check found differences: ${pg.envelope.join('; ')}`, '');
     }
+  }
+  if (r.sections.paging !== undefined) {
+    out.push('## Deep paging (bench/paging.mjs)', '', r.sections.paging.markdown.replace(/^#+ .*\n+/, ''), '');
   }
   if (r.setup !== undefined && r.setup.length > 0) {
     const total = r.setup.reduce((sum, step) => sum + step.seconds, 0);

@@ -1,29 +1,46 @@
 import { relative, resolve } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
+import { runDev } from './dev/index.js';
 import { formatDiagnostic, type Diagnostic } from './diagnostics.js';
-import { DRIVER_CHOICES, generate, type DriverChoice } from './generate/index.js';
+import { regenerateCommand } from './generate/emit.js';
+import { DRIVER_CHOICES, type DriverChoice } from './generate/index.js';
 import { generatorVersion } from './generate/paths.js';
-import { loadSchemas, readSchemaSources, type SchemaSource } from './schema/index.js';
+import { isUpToDate, planChanges, type Plan } from './plan/index.js';
+import { prepareGeneration, type GenerationRequest } from './plan/prepare.js';
+import {
+  countPlan,
+  describeConflict,
+  describeMigrations,
+  describePlan,
+  summarizeCounts,
+} from './plan/report.js';
+import { loadSchemas, readSchemaSources } from './schema/index.js';
 import { normalize } from './model/normalize.js';
-import { writeFiles } from './write.js';
+import { applyChanges } from './write.js';
 
-/** Exit codes: success, invalid input, wrong usage. */
+/** Exit codes: success, invalid input (or out of date, for `check`), wrong usage. */
 const EXIT_OK = 0;
 const EXIT_INVALID = 1;
 const EXIT_USAGE = 2;
 
-interface GenerateFlags {
+/** Options shared by `generate`, `check` and `dev`. */
+interface GenerationFlags {
   readonly out: string;
   readonly runtimeSpec?: string;
   readonly driver?: DriverChoice;
   readonly restConfig?: string;
+  readonly allowDataLoss?: boolean;
 }
 
+interface GenerateFlags extends GenerationFlags {
+  readonly force?: boolean;
+  readonly dryRun?: boolean;
+}
+
+type Io = { out: (text: string) => void; err: (text: string) => void };
+
 /** Builds the command-line program; `main` runs it. Exposed for tests. */
-export function createProgram(io: {
-  out: (text: string) => void;
-  err: (text: string) => void;
-}): Command {
+export function createProgram(io: Io): Command {
   const program = new Command();
   program
     .name('entity-gen')
@@ -34,57 +51,94 @@ export function createProgram(io: {
     .configureOutput({ writeOut: io.out, writeErr: io.err })
     .exitOverride();
 
-  program
-    .command('generate')
-    .description('Validate the schema files and write the service into the output folder.')
-    .argument('<schema...>', 'ENTITY schema files (.json, .yaml, .yml)')
-    .requiredOption('-o, --out <dir>', 'output folder of the generated service')
-    .addOption(
-      new Option('--runtime-spec <spec>', 'npm spec of the @entity-gen/runtime dependency').default(
-        undefined,
-        `^${generatorVersion()}`,
+  withGenerationOptions(
+    program
+      .command('generate')
+      .description(
+        'Validate the schema files and write the service into the output folder. Files changed ' +
+          'by hand since they were generated are not overwritten (the run stops) unless --force.',
       ),
-    )
-    .option(
-      '--rest-config <file>',
-      'REST configuration (allowed methods, paging, ordering) to bake into the service',
-    )
-    .addOption(
-      new Option(
-        '--driver <driver>',
-        'database clients the generated package.json depends on (both lets DATABASE_URL choose)',
-      )
-        .choices(DRIVER_CHOICES)
-        .default(undefined, 'both'),
-    )
+  )
+    .option('--force', 'overwrite generated files that were changed by hand')
+    .option('--dry-run', 'print what would be created, updated and deleted; write nothing')
     .action(async (schemas: string[], flags: GenerateFlags) => {
-      const { sources, diagnostics } = await readSchemaSources(schemas.map(displayPath));
-      if (reportDiagnostics(diagnostics, io)) return;
-      const outputDir = displayPath(flags.out);
-      let restConfig: SchemaSource | undefined;
-      if (flags.restConfig !== undefined) {
-        const read = await readSchemaSources([displayPath(flags.restConfig)]);
-        if (reportDiagnostics(read.diagnostics, io)) return;
-        restConfig = read.sources[0];
+      const request = generationRequest(schemas, flags, flags.force === true);
+      const prepared = await prepareGeneration(request);
+      if (reportDiagnostics(prepared.diagnostics, io) || prepared.plan === undefined) return;
+      const plan = prepared.plan;
+      const entities = prepared.model?.entities.length ?? 0;
+      const counts = countPlan(plan);
+      if (flags.dryRun === true) {
+        io.out(
+          `Dry run for ${request.outputDir} (nothing was written): ${summarizeCounts(counts, true)}.\n`,
+        );
+        for (const line of describePlan(plan)) io.out(`${line}\n`);
+        if (plan.blocked) reportBlocked(plan, io, false);
+        return;
       }
-      const result = await generate(
-        sources,
-        {
-          schemaFiles: sources.map((source) => source.file),
-          outputDir,
-          ...(flags.runtimeSpec === undefined ? {} : { runtimeSpec: flags.runtimeSpec }),
-          ...(flags.driver === undefined ? {} : { driver: flags.driver }),
-        },
-        restConfig,
-      );
-      if (reportDiagnostics(result.diagnostics, io)) return;
-      const summary = await writeFiles(resolve(flags.out), result.files);
-      const entities = result.model?.entities.length ?? 0;
+      if (plan.blocked) {
+        reportBlocked(plan, io, true);
+        return;
+      }
+      await applyChanges(resolve(request.outputDir), planChanges(plan));
+      const total = plan.files.filter(
+        (file) => file.owner !== 'manifest' && file.action !== 'delete',
+      ).length;
       io.out(
-        `Generated ${result.files.length} files for ${entities} ${entities === 1 ? 'entity' : 'entities'} in ${outputDir}: ` +
-          `${summary.created.length} created, ${summary.updated.length} updated, ${summary.unchanged.length} unchanged.\n`,
+        `Generated ${total} files for ${entities} ${entities === 1 ? 'entity' : 'entities'} in ${request.outputDir}: ${summarizeCounts(counts, false)}.\n`,
       );
+      for (const file of plan.files) {
+        if (file.action === 'delete' && file.forced !== true)
+          io.out(`  deleted  ${file.path} (no longer generated)\n`);
+      }
+      for (const conflict of plan.conflicts) io.out(`  ${describeConflict(conflict, false)}\n`);
+      for (const line of describeMigrations(plan)) io.out(`${line}\n`);
+      for (const note of plan.notes) io.out(`note: ${note}\n`);
     });
+
+  withGenerationOptions(
+    program
+      .command('check')
+      .description(
+        'Regenerate in memory and compare with the output folder: exit 0 when it is up to date, ' +
+          '1 when a file would be created, changed or removed (for CI).',
+      ),
+  ).action(async (schemas: string[], flags: GenerationFlags) => {
+    const request = generationRequest(schemas, flags, false);
+    const prepared = await prepareGeneration(request);
+    if (
+      reportDiagnostics(prepared.diagnostics, io, 'nothing was checked') ||
+      prepared.plan === undefined
+    )
+      return;
+    const plan = prepared.plan;
+    if (isUpToDate(plan)) {
+      io.out(`${request.outputDir} is up to date.\n`);
+      for (const note of plan.notes) io.out(`note: ${note}\n`);
+      return;
+    }
+    const counts = countPlan(plan);
+    io.out(
+      `${request.outputDir} is out of date: ${summarizeCounts(counts, true)}` +
+        `${plan.conflicts.length > 0 ? `, ${plan.conflicts.length} changed by hand` : ''}.\n`,
+    );
+    for (const line of describePlan(plan)) io.out(`${line}\n`);
+    const dataLoss = request.allowDataLoss ? ' --allow-data-loss' : '';
+    io.out(`Regenerate with: ${regenerateCommand(emitOptionsOf(request))}${dataLoss}\n`);
+    process.exitCode = EXIT_INVALID;
+  });
+
+  withGenerationOptions(
+    program
+      .command('dev')
+      .description(
+        'Generate, build and start the service, then regenerate, rebuild and restart it whenever ' +
+          'a schema file or the REST configuration changes. Stop with Ctrl-C.',
+      ),
+  ).action(async (schemas: string[], flags: GenerationFlags) => {
+    const request = generationRequest(schemas, flags, false);
+    process.exitCode = await runDev(request, io);
+  });
 
   program
     .command('validate')
@@ -106,15 +160,84 @@ export function createProgram(io: {
   return program;
 }
 
+/** Adds the arguments and options every command that generates has. */
+function withGenerationOptions(command: Command): Command {
+  return command
+    .argument('<schema...>', 'ENTITY schema files (.json, .yaml, .yml)')
+    .requiredOption('-o, --out <dir>', 'output folder of the generated service')
+    .addOption(
+      new Option('--runtime-spec <spec>', 'npm spec of the @entity-gen/runtime dependency').default(
+        undefined,
+        `^${generatorVersion()}`,
+      ),
+    )
+    .option(
+      '--rest-config <file>',
+      'REST configuration (allowed methods, paging, ordering) to bake into the service',
+    )
+    .addOption(
+      new Option(
+        '--driver <driver>',
+        'database clients the generated package.json depends on (both lets DATABASE_URL choose)',
+      )
+        .choices(DRIVER_CHOICES)
+        .default(undefined, 'both'),
+    )
+    .option('--allow-data-loss', 'allow migrations that drop stored data (columns, tables)');
+}
+
+function generationRequest(
+  schemas: readonly string[],
+  flags: GenerationFlags,
+  force: boolean,
+): GenerationRequest {
+  return {
+    schemaFiles: schemas.map(displayPath),
+    outputDir: displayPath(flags.out),
+    ...(flags.restConfig === undefined ? {} : { restConfigFile: displayPath(flags.restConfig) }),
+    ...(flags.runtimeSpec === undefined ? {} : { runtimeSpec: flags.runtimeSpec }),
+    ...(flags.driver === undefined ? {} : { driver: flags.driver }),
+    force,
+    allowDataLoss: flags.allowDataLoss === true,
+  };
+}
+
+function emitOptionsOf(request: GenerationRequest): Parameters<typeof regenerateCommand>[0] {
+  return {
+    schemaFiles: request.schemaFiles,
+    outputDir: request.outputDir,
+    ...(request.restConfigFile === undefined ? {} : { restConfigFile: request.restConfigFile }),
+    ...(request.runtimeSpec === undefined ? {} : { runtimeSpec: request.runtimeSpec }),
+    ...(request.driver === undefined ? {} : { driver: request.driver }),
+  };
+}
+
+/** Explains why a generation may not write (files changed by hand) and marks the run failed. */
+function reportBlocked(plan: Plan, io: Io, wrote: boolean): void {
+  const count = plan.conflicts.length;
+  io.err(
+    `entity-gen: ${count} ${count === 1 ? 'file' : 'files'} would be overwritten or deleted although ` +
+      `entity-gen may not:\n`,
+  );
+  for (const conflict of plan.conflicts) io.err(`  ${describeConflict(conflict, true)}\n`);
+  io.err(
+    'Generated files are rewritten on every run: move your changes to src/hooks/ or ' +
+      'src/server.ts (yours, never overwritten), or run again with --force to overwrite them.' +
+      `${wrote ? ' Nothing was written.' : ''}\n`,
+  );
+  process.exitCode = EXIT_INVALID;
+}
+
 /** Prints diagnostics and marks the run as failed; returns whether there were any. */
 function reportDiagnostics(
   diagnostics: readonly Diagnostic[],
   io: { err: (text: string) => void },
+  outcome = 'nothing was written',
 ): boolean {
   if (diagnostics.length === 0) return false;
   for (const diagnostic of diagnostics) io.err(`${formatDiagnostic(diagnostic)}\n`);
   io.err(
-    `${diagnostics.length} ${diagnostics.length === 1 ? 'problem' : 'problems'} found; nothing was written.\n`,
+    `${diagnostics.length} ${diagnostics.length === 1 ? 'problem' : 'problems'} found; ${outcome}.\n`,
   );
   process.exitCode = EXIT_INVALID;
   return true;

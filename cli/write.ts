@@ -1,73 +1,122 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import type { GeneratedFile } from './generate/index.js';
+import * as nodeFs from 'node:fs/promises';
+import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 
-/** What a write did to each file. */
-export interface WriteSummary {
-  readonly created: readonly string[];
-  readonly updated: readonly string[];
-  readonly unchanged: readonly string[];
+/** The file operations the write step uses; tests pass a copy that fails on purpose. */
+export interface WriteFileSystem {
+  mkdir(path: string, options: { recursive: true }): Promise<string | undefined>;
+  writeFile(path: string, contents: string, encoding: 'utf8'): Promise<void>;
+  rename(from: string, to: string): Promise<void>;
+  copyFile(from: string, to: string): Promise<void>;
+  rm(path: string, options: { force: true; recursive?: boolean }): Promise<void>;
+  rmdir(path: string): Promise<void>;
 }
 
-/** Compares generated files with the output folder without writing anything. */
-export async function planWrite(
-  outputDir: string,
-  files: readonly GeneratedFile[],
-): Promise<WriteSummary> {
-  const created: string[] = [];
-  const updated: string[] = [];
-  const unchanged: string[] = [];
-  for (const file of files) {
-    const current = await readIfExists(join(outputDir, file.path));
-    if (current === undefined) created.push(file.path);
-    else if (current === file.contents) unchanged.push(file.path);
-    else updated.push(file.path);
-  }
-  return { created, updated, unchanged };
+/** The real file system. */
+export const NODE_FS: WriteFileSystem = {
+  mkdir: (path, options) => nodeFs.mkdir(path, options),
+  writeFile: (path, contents, encoding) => nodeFs.writeFile(path, contents, encoding),
+  rename: (from, to) => nodeFs.rename(from, to),
+  copyFile: (from, to) => nodeFs.copyFile(from, to),
+  rm: (path, options) => nodeFs.rm(path, options),
+  rmdir: (path) => nodeFs.rmdir(path),
+};
+
+/** What a run writes and deletes, with paths relative to the output folder. */
+export interface FileChanges {
+  readonly writes: readonly { readonly path: string; readonly contents: string }[];
+  readonly deletes: readonly string[];
 }
 
 /**
- * Writes the files that differ from what is on disk. Every new content is first staged next to its
- * target; only when all are staged are they renamed into place, so a failure while writing (disk
- * full, permissions) leaves the output folder as it was.
+ * Applies file changes to the output folder all or nothing. Every new content is first staged
+ * next to its target; then, in a journaled commit, files to replace or delete are copied aside and
+ * the staged files renamed into place. If anything fails (disk full, permissions, a file where a
+ * folder should be) the journal is undone, so the folder is left as it was. Folders emptied by
+ * deletions are removed.
  */
-export async function writeFiles(
+export async function applyChanges(
   outputDir: string,
-  files: readonly GeneratedFile[],
-): Promise<WriteSummary> {
-  const summary = await planWrite(outputDir, files);
-  const changed = new Set([...summary.created, ...summary.updated]);
-  const suffix = `.entity-gen-${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
-  const staged: { temp: string; target: string }[] = [];
+  changes: FileChanges,
+  fs: WriteFileSystem = NODE_FS,
+): Promise<void> {
+  const tag = `.entity-gen-${process.pid}-${randomBytes(4).toString('hex')}`;
   const createdDirs: string[] = [];
+  const staged: { temp: string; target: string }[] = [];
+  const cleanUp = async (): Promise<void> => {
+    await Promise.all(staged.map(({ temp }) => fs.rm(temp, { force: true }).catch(() => {})));
+    for (const dir of [...createdDirs].reverse())
+      await fs.rm(dir, { recursive: true, force: true }).catch(() => {});
+  };
+
   try {
-    for (const file of files) {
-      if (!changed.has(file.path)) continue;
+    for (const file of changes.writes) {
       const target = join(outputDir, file.path);
-      const made = await mkdir(dirname(target), { recursive: true });
+      const made = await fs.mkdir(dirname(target), { recursive: true });
       if (made !== undefined) createdDirs.push(made);
-      const temp = `${target}${suffix}`;
+      const temp = `${target}${tag}.tmp`;
       staged.push({ temp, target });
-      await writeFile(temp, file.contents, 'utf8');
+      await fs.writeFile(temp, file.contents, 'utf8');
     }
   } catch (error) {
-    await Promise.all(staged.map(({ temp }) => rm(temp, { force: true })));
-    for (const dir of createdDirs.reverse()) await rm(dir, { recursive: true, force: true });
+    await cleanUp();
     throw error;
   }
-  for (const { temp, target } of staged) await rename(temp, target);
-  return summary;
+
+  // The commit keeps a copy of every file it replaces or deletes, so it can be undone; a staged
+  // file replaces its target with one atomic rename.
+  const undo: (() => Promise<void>)[] = [];
+  const backups: string[] = [];
+  const backUp = async (target: string): Promise<boolean> => {
+    const backup = `${target}${tag}.bak`;
+    try {
+      await fs.copyFile(target, backup);
+    } catch (error) {
+      if (isNodeError(error) && error.code === 'ENOENT') return false;
+      throw error;
+    }
+    backups.push(backup);
+    undo.push(() => fs.rename(backup, target));
+    return true;
+  };
+  try {
+    for (const path of changes.deletes) {
+      const target = join(outputDir, path);
+      if (await backUp(target)) await fs.rm(target, { force: true });
+    }
+    for (const { temp, target } of staged) {
+      const replaced = await backUp(target);
+      await fs.rename(temp, target);
+      if (!replaced) undo.push(() => fs.rm(target, { force: true }));
+    }
+  } catch (error) {
+    for (const step of undo.reverse()) await step().catch(() => {});
+    await cleanUp();
+    throw error;
+  }
+
+  // Committed. What follows only tidies up; a failure there leaves a stray backup at worst.
+  for (const backup of backups) await fs.rm(backup, { force: true }).catch(() => {});
+  for (const path of changes.deletes)
+    await removeEmptyParents(outputDir, join(outputDir, path), fs);
 }
 
-async function readIfExists(path: string): Promise<string | undefined> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (error) {
-    if (isNodeError(error) && (error.code === 'ENOENT' || error.code === 'ENOTDIR'))
-      return undefined;
-    throw error;
+/** Removes the folders above `file` that are now empty, up to (not including) `root`. */
+async function removeEmptyParents(root: string, file: string, fs: WriteFileSystem): Promise<void> {
+  let dir = dirname(file);
+  while (isStrictlyInside(root, dir)) {
+    try {
+      await fs.rmdir(dir);
+    } catch {
+      return; // not empty (or not ours to remove)
+    }
+    dir = dirname(dir);
   }
+}
+
+function isStrictlyInside(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel !== '' && rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
 }
 
 function isNodeError(error: unknown): error is NodeJS.ErrnoException {

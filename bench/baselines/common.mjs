@@ -2,6 +2,7 @@
 // (the same as the generated service's SQLite layout, runtime/src/sqlite/schema.ts), a row codec,
 // and a request validator. Used by the Koa baseline and by the raw node:http floor alike, so the
 // only difference between those two is the HTTP layer.
+import { Buffer } from 'node:buffer';
 
 /** PRODUCT fields in declared order (fixtures/shop/shop.yaml) with their column kind. */
 export const COLUMNS = [

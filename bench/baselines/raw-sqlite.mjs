@@ -1,7 +1,9 @@
 // Baseline (b), the floor: node:http + better-sqlite3, no framework. Same table layout, SQLite
 // settings, envelope, body limit and validator as the Koa baseline; routing is a few string tests.
 // Env: PORT, HOST (127.0.0.1), DATABASE_FILE, SQLITE_SYNCHRONOUS (FULL).
+import { Buffer } from 'node:buffer';
 import { createServer } from 'node:http';
+import { URLSearchParams } from 'node:url';
 import Database from 'better-sqlite3';
 import {
   BODY_LIMIT,

@@ -1,8 +1,10 @@
 // Servers under test run as child processes of the runner; this module starts them, waits until
 // they answer, samples their memory, and stops them (only the processes it started, by pid).
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { clearInterval, clearTimeout, setInterval, setTimeout } from 'node:timers';
 
 const children = new Set();
 
@@ -46,7 +48,7 @@ export async function startServer(name, script, env = {}, { args = [], nodeArgs 
   for (;;) {
     if (exited) throw new Error(`${name} exited before it was ready:\n${stderr}`);
     try {
-      const response = await fetch(`${url}/health`, { signal: AbortSignal.timeout(1000) });
+      const response = await globalThis.fetch(`${url}/health`, { signal: globalThis.AbortSignal.timeout(1000) });
       await response.arrayBuffer();
       if (response.ok) break;
     } catch {
@@ -107,6 +109,20 @@ export function sampleRss(pid, everyMs = 200) {
       return Number.isFinite(last) ? Math.max(peak, last) : peak;
     },
   };
+}
+
+let clockTicks;
+/** CPU time (user + system) a process has used so far, in milliseconds; NaN when unknown. */
+export function cpuMs(pid) {
+  try {
+    clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the parenthesized command name; utime and stime are fields 14 and 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks;
+  } catch {
+    return NaN;
+  }
 }
 
 /** Runs a command to completion; resolves `{ code, ms, stdout, stderr, timedOut }`. */

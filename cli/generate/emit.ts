@@ -1,7 +1,10 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Handlebars from 'handlebars';
 import type { EntityModel, FieldModel, SchemaModel, TypeModel } from '../model/types.js';
 import { DEFAULT_ENTITY_REST_CONFIG, type EntityRestConfig } from '../restconfig/index.js';
-import { generatorVersion } from './paths.js';
-import { loadTemplates } from './templates.js';
+import { generatorVersion, packageRoot } from './paths.js';
+import { loadTemplates, templateHelpers, type Template } from './templates.js';
 import { createTypesProject, emitEntityTypes } from './types-emitter.js';
 import { definitionView } from './view.js';
 
@@ -25,12 +28,19 @@ export type DriverChoice = 'sqlite' | 'postgres' | 'both';
 /** The `--driver` values, for the CLI. */
 export const DRIVER_CHOICES: readonly DriverChoice[] = ['sqlite', 'postgres', 'both'];
 
+/**
+ * Who owns a file of the output folder. The generator rewrites its own files on every run (they
+ * carry the DO NOT EDIT header); a user file is created once, when absent, and never touched again.
+ */
+export type FileOwner = 'generator' | 'user';
+
 /** A generated file before formatting and without its header. */
 export interface EmittedFile {
   readonly path: string;
   readonly contents: string;
   /** Schema files the file was generated from (for its header). */
   readonly sources: readonly string[];
+  readonly owner: FileOwner;
 }
 
 /** Versions written into the generated package.json; kept in one place. */
@@ -51,23 +61,38 @@ export async function emitService(
   const restConfigOf = (entity: EntityModel): EntityRestConfig =>
     restConfigs.get(entity.name) ?? DEFAULT_ENTITY_REST_CONFIG;
   const templates = loadTemplates();
+  const userTemplates = loadUserTemplates();
   const all = model.sourceFiles;
   const files: EmittedFile[] = [];
   const project = createTypesProject();
+  const owner = 'generator';
   for (const entity of model.entities) {
     const dir = `src/entities/${entity.fileName}`;
     const sources = [entity.sourceFile];
     files.push(
-      { path: `${dir}/types.ts`, contents: await emitEntityTypes(entity, project), sources },
+      {
+        path: `${dir}/types.ts`,
+        contents: await emitEntityTypes(entity, project),
+        sources,
+        owner,
+      },
       {
         path: `${dir}/definition.ts`,
         contents: templates.entityDefinition(definitionView(entity)),
         sources,
+        owner,
       },
       {
         path: `${dir}/routes.ts`,
         contents: templates.entityRoutes(routesView(entity, restConfigOf(entity))),
         sources,
+        owner,
+      },
+      {
+        path: hooksPath(entity),
+        contents: userTemplates.hooks(entity),
+        sources,
+        owner: 'user',
       },
     );
   }
@@ -82,10 +107,10 @@ export async function emitService(
     })),
   };
   files.push(
-    { path: 'src/app.ts', contents: templates.app({ title }), sources: all },
-    { path: 'src/service.ts', contents: templates.service(serviceView), sources: all },
-    { path: 'src/server.ts', contents: templates.server({}), sources: all },
-    { path: 'tsconfig.json', contents: templates.tsconfig({}), sources: all },
+    { path: 'src/app.ts', contents: templates.app({ title }), sources: all, owner },
+    { path: 'src/service.ts', contents: templates.service(serviceView), sources: all, owner },
+    { path: 'src/server.ts', contents: templates.server({}), sources: all, owner: 'user' },
+    { path: 'tsconfig.json', contents: templates.tsconfig({}), sources: all, owner },
     {
       path: 'package.json',
       contents: templates.packageJson({
@@ -98,6 +123,7 @@ export async function emitService(
         ...SERVICE_DEPENDENCIES,
       }),
       sources: all,
+      owner,
     },
     {
       path: 'README.md',
@@ -108,9 +134,36 @@ export async function emitService(
         entities: model.entities.map(readmeEntityView),
       }),
       sources: all,
+      owner,
     },
   );
   return files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+/** The user's hooks file of an entity: `src/hooks/order-line.ts`. */
+export function hooksPath(entity: EntityModel): string {
+  return `src/hooks/${entity.fileName}.ts`;
+}
+
+/** Templates of the user-owned starter files, compiled once per process like the others. */
+interface UserTemplates {
+  readonly hooks: Template;
+}
+
+let userTemplatesCache: UserTemplates | undefined;
+
+function loadUserTemplates(): UserTemplates {
+  if (userTemplatesCache !== undefined) return userTemplatesCache;
+  const handlebars = Handlebars.create();
+  for (const [name, helper] of Object.entries(templateHelpers))
+    handlebars.registerHelper(name, helper);
+  const compile = (file: string): Template => {
+    const text = readFileSync(join(packageRoot(), 'templates', file), 'utf8');
+    const template = handlebars.compile(text, { noEscape: true, strict: true });
+    return (view) => template(view);
+  };
+  userTemplatesCache = { hooks: compile('user/hooks.ts.hbs') };
+  return userTemplatesCache;
 }
 
 /** The first header line every generated file carries. */

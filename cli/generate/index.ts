@@ -4,15 +4,31 @@ import type { SchemaModel } from '../model/types.js';
 import { loadRestConfig, type RestConfigSource } from '../restconfig/index.js';
 import { loadSchemas } from '../schema/index.js';
 import type { SchemaSource } from '../schema/types.js';
-import { emitService, headerLine, regenerateCommand, type EmitOptions } from './emit.js';
+import {
+  emitService,
+  headerLine,
+  regenerateCommand,
+  type EmitOptions,
+  type FileOwner,
+} from './emit.js';
 import { formatFile } from './format.js';
 
-export { DRIVER_CHOICES, type DriverChoice, type EmitOptions } from './emit.js';
+export {
+  DRIVER_CHOICES,
+  hooksPath,
+  type DriverChoice,
+  type EmitOptions,
+  type FileOwner,
+} from './emit.js';
 
-/** One file of the generated service: a path relative to the output folder and its text. */
+/**
+ * One file of the generated service: a path relative to the output folder, its text, and who owns
+ * it (generator files are rewritten on every run, user files are only created when absent).
+ */
 export interface GeneratedFile {
   readonly path: string;
   readonly contents: string;
+  readonly owner: FileOwner;
 }
 
 /** Outcome of `generate`: files when the input was valid, diagnostics otherwise. */
@@ -24,7 +40,8 @@ export interface GenerateResult {
 
 /**
  * The whole generator as a pure function: load → validate → normalize → emit → format. Returns
- * every file sorted by path, or the diagnostics and no files. Never touches the disk.
+ * every file sorted by path, or the diagnostics and no files. Never touches the disk; what to do
+ * with files already in the output folder is decided by `planOutput` (cli/plan).
  */
 export async function generate(
   sources: readonly SchemaSource[],
@@ -47,8 +64,11 @@ export async function generate(
       path: file.path,
       contents: await formatFile(
         file.path,
-        withHeader(file.path, file.contents, headerLine(model, file.sources), emitOptions),
+        file.owner === 'user'
+          ? file.contents
+          : withHeader(file.path, file.contents, headerLine(model, file.sources), emitOptions),
       ),
+      owner: file.owner,
     })),
   );
   return { files, diagnostics: [], model };

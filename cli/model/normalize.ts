@@ -80,7 +80,10 @@ function normalizeEntity(
   const typeName = pascalCase(doc.name);
   const context: EntityContext = { typeName, byName, constants: [], readers: [], used: new Set() };
   const keySet = new Set(doc.lk);
-  const fields = doc.fields.map((field) => fieldModel(field, context, [], keySet.has(field.name)));
+  const fields = doc.fields.map((field) => ({
+    ...fieldModel(field, context, [], keySet.has(field.name)),
+    ...topLevelExtras(field, loaded),
+  }));
   const keyFields = doc.lk.map((name) => {
     const field = fields.find((candidate) => candidate.name === name);
     if (field === undefined) throw new Error(`lk field ${name} of ${doc.name} was not validated`);
@@ -106,6 +109,21 @@ function normalizeEntity(
     objectReaders: context.readers,
     document: loaded.document,
     sourceFile: loaded.position.file,
+    ...(doc.renamedFrom === undefined ? {} : { renamedFrom: doc.renamedFrom }),
+    position: loaded.position,
+  };
+}
+
+/** What only a table column has: its migration settings and its position, when known. */
+function topLevelExtras(
+  field: FieldDoc,
+  loaded: LoadedEntity,
+): Pick<FieldModel, 'default' | 'renamedFrom' | 'position'> {
+  const position = loaded.fieldPositions?.[field.name];
+  return {
+    ...(field.default === undefined ? {} : { default: field.default }),
+    ...(field.renamedFrom === undefined ? {} : { renamedFrom: field.renamedFrom }),
+    ...(position === undefined ? {} : { position }),
   };
 }
 

@@ -1,4 +1,4 @@
-import type { FieldType, JsonValue } from '../schema/types.js';
+import type { FieldType, JsonValue, SourcePosition } from '../schema/types.js';
 
 /** Storage class of a top-level field; mirrors the runtime's `ColumnKind`. */
 export type ColumnKind =
@@ -35,6 +35,12 @@ export interface FieldModel extends TypeModel {
   readonly indexed: boolean;
   readonly isKey: boolean;
   readonly columnKind: ColumnKind;
+  /** Canonical value migrations fill existing records with (top-level fields only). */
+  readonly default?: JsonValue;
+  /** The field's previous name, for the next migration (top-level fields only). */
+  readonly renamedFrom?: string;
+  /** Where the field's name is written (top-level fields only), for diagnostics. */
+  readonly position?: SourcePosition;
 }
 
 /** A module-level constant of a generated validator module, e.g. an ENUM or ARRAY converter. */
@@ -85,6 +91,10 @@ export interface EntityModel {
   readonly document: JsonValue;
   /** Schema file it came from, as given. */
   readonly sourceFile: string;
+  /** The entity's previous name, for the next migration. */
+  readonly renamedFrom?: string;
+  /** Where the document's `entity` key is written, for diagnostics. */
+  readonly position?: SourcePosition;
 }
 
 /** The normalized, frozen model every emitter works from. */

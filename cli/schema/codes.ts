@@ -31,6 +31,9 @@ export const SCHEMA_DIAGNOSTIC_CODES = {
   INVALID_TREE: 'A tree entity has a bad parent field or not exactly one key field.',
   INVALID_ANY_TYPE_FIELD: 'any.typeField does not name a sibling field.',
   INVALID_INDEX: 'index: true on a nested field or on a type that cannot be indexed.',
+  INVALID_DEFAULT: "A field's default does not fit its type, is null, or is set on a nested field.",
+  INVALID_RENAMED_FROM:
+    'renamedFrom is not a valid name, names the field or entity itself, or is set on a nested field.',
 } as const;
 
 /** One of the codes above. */

@@ -4,7 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { sortDiagnostics, type Diagnostic } from '../diagnostics.js';
-import type { LoadedEntity, SchemaSource } from './types.js';
+import type { LoadedEntity, SchemaSource, SourcePosition } from './types.js';
 import { toJsonValue, type SchemaNode } from './node.js';
 import { parseSchemaText } from './parse.js';
 import { checkEntityNames, checkEntityRefs, resolveEntityRefs } from './references.js';
@@ -82,11 +82,17 @@ function toLoadedEntity(
       `internal error: ${describeNode(node)} in ${reporter.file} failed validation silently`,
     );
   }
+  const fieldPositions: Record<string, SourcePosition> = {};
+  for (const field of validated.fields) {
+    // Field names are never prototype keys (RESERVED_NAME), so plain assignment is safe.
+    fieldPositions[field.name] ??= { file: reporter.file, ...field.namePosition };
+  }
   return {
     entity: resolveEntityRefs(validated.entity, names),
     // Built from the same tree as the validation (equal to the YAML document's toJSON()).
     document: toJsonValue(node),
     position: { file: reporter.file, ...validated.entityKeyPosition },
+    fieldPositions,
   };
 }
 

@@ -68,6 +68,15 @@ export interface FieldDoc extends TypeConfigDoc {
   readonly description?: string;
   /** Ask the storage to index this top-level field (for filtering and sorting). */
   readonly index?: boolean;
+  /**
+   * Top-level fields only: the value a migration gives existing records when the field is added,
+   * becomes required, or loses values in a lossy change. Not an insert default (a request
+   * without a required field is still refused). Held in canonical form (`"19.990"` → `"19.99"`);
+   * the document keeps it as written.
+   */
+  readonly default?: JsonValue;
+  /** Top-level fields only: the field's previous name; the next migration renames the column. */
+  readonly renamedFrom?: string;
 }
 
 export interface EntityDoc {
@@ -83,6 +92,8 @@ export interface EntityDoc {
   readonly tree?: { readonly enabled?: boolean; readonly parentField?: string };
   readonly refDisplayFields?: readonly string[];
   readonly refDisplaySeparator?: string;
+  /** The entity's previous name; the next migration renames its table and keeps the records. */
+  readonly renamedFrom?: string;
 }
 
 /** Where something was written: 1-based line and column. */
@@ -99,6 +110,8 @@ export interface LoadedEntity {
   readonly document: JsonValue;
   /** Position of the document's `entity` key. */
   readonly position: SourcePosition;
+  /** Position of each top-level field's name, by field name (for diagnostics of later phases). */
+  readonly fieldPositions?: Readonly<Record<string, SourcePosition>>;
 }
 
 /** One schema file's name (as given by the user) and text. */

@@ -10,6 +10,7 @@ import {
   type SelectElemDoc,
   type TypeConfigDoc,
 } from './types.js';
+import { convertDefault } from './default-value.js';
 import { toJsonValue, type MapEntry, type MapNode } from './node.js';
 import type { Position, Reporter } from './report.js';
 import { didYouMean, suggestionSuffix } from './suggest.js';
@@ -52,6 +53,8 @@ export const FIELD_KEYS: readonly string[] = [
   'displayName',
   'description',
   'index',
+  'default',
+  'renamedFrom',
   ...Object.keys(TYPE_CONFIG_KEYS),
 ];
 
@@ -65,6 +68,8 @@ const FIELD_ONLY_KEYS: readonly string[] = [
   'displayName',
   'description',
   'index',
+  'default',
+  'renamedFrom',
 ];
 
 /** Types stored as JSON or as large blobs, which a storage index cannot serve. */
@@ -233,13 +238,97 @@ function validateField(
   };
   const config = validateTypeConfig(map, configPlace, scope);
   const extras = readFieldExtras(map, label, place, config?.type, scope);
+  const renamedFrom = readRenamedFrom(map, label, place, name, scope.reporter);
   const info =
     name === undefined || nameEntry === undefined
       ? undefined
       : { name, namePosition: nameEntry.value.position, type: config?.type };
-  const doc =
-    name === undefined || config === undefined ? undefined : { name, ...config, ...extras };
-  return { doc, info };
+  if (name === undefined || config === undefined) {
+    if (!place.topLevel) reportNestedDefault(map, label, scope.reporter);
+    return { doc: undefined, info };
+  }
+  const doc: FieldDoc = {
+    name,
+    ...config,
+    ...extras,
+    ...(renamedFrom === undefined ? {} : { renamedFrom }),
+  };
+  const fallback = readDefault(map, label, place, doc, scope.reporter);
+  return { doc: fallback === undefined ? doc : { ...doc, default: fallback }, info };
+}
+
+/**
+ * `default`: only on top-level fields (it fills a column in a migration), never null, and a
+ * value of the field's type; returned in canonical form.
+ */
+function readDefault(
+  map: MapNode,
+  label: string,
+  place: ListPlace,
+  field: FieldDoc,
+  reporter: Reporter,
+): JsonValue | undefined {
+  const entry = entryOf(map, 'default');
+  if (entry === undefined) return undefined;
+  if (!place.topLevel) {
+    reportNestedDefault(map, label, reporter);
+    return undefined;
+  }
+  const value = toJsonValue(entry.value);
+  if (value === null) {
+    const message = `'default' of ${label} must not be null; leave it out for no default`;
+    reporter.report(entry.value.position, 'INVALID_DEFAULT', message);
+    return undefined;
+  }
+  const converted = convertDefault(value, field);
+  if ('value' in converted) return converted.value;
+  const shown = converted.problems.slice(0, 3).join('; ');
+  const more = converted.problems.length > 3 ? ` (and ${converted.problems.length - 3} more)` : '';
+  const message = `'default' of ${label} is not a valid ${field.type} value: ${shown}${more}`;
+  reporter.report(entry.value.position, 'INVALID_DEFAULT', message);
+  return undefined;
+}
+
+function reportNestedDefault(map: MapNode, label: string, reporter: Reporter): void {
+  const entry = entryOf(map, 'default');
+  if (entry === undefined) return;
+  const message =
+    `'default' of ${label} has no effect: only top-level fields (table columns) have a default, ` +
+    `which migrations use to fill existing records`;
+  reporter.report(entry.keyPosition, 'INVALID_DEFAULT', message);
+}
+
+/** `renamedFrom`: the previous name of a top-level field, a valid field name other than its own. */
+function readRenamedFrom(
+  map: MapNode,
+  label: string,
+  place: ListPlace,
+  name: string | undefined,
+  reporter: Reporter,
+): string | undefined {
+  const entry = entryOf(map, 'renamedFrom');
+  if (entry === undefined) return undefined;
+  if (!place.topLevel) {
+    const message =
+      `'renamedFrom' of ${label} is not supported: only top-level fields (table columns) can be ` +
+      `renamed by a migration`;
+    reporter.report(entry.keyPosition, 'INVALID_RENAMED_FROM', message);
+    return undefined;
+  }
+  const previous = readString(entry, label, reporter);
+  if (previous === undefined) return undefined;
+  const position = entry.value.position;
+  if (!FIELD_NAME_PATTERN.test(previous)) {
+    const message = `'renamedFrom' of ${label} must be a field name, not ${JSON.stringify(previous)}`;
+    reporter.report(position, 'INVALID_RENAMED_FROM', message);
+    return undefined;
+  }
+  if (previous === name) {
+    const message = `'renamedFrom' of ${label} names the field itself; give the field's previous name`;
+    reporter.report(position, 'INVALID_RENAMED_FROM', message);
+    return undefined;
+  }
+  return previous;
 }
 
 function checkFieldName(

@@ -41,6 +41,7 @@ const ENTITY_KEYS: readonly string[] = [
   'tree',
   'refDisplayFields',
   'refDisplaySeparator',
+  'renamedFrom',
 ];
 
 const ENTITY_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_]*$/;
@@ -68,6 +69,8 @@ export interface ValidatedDocument {
   /** Position of the document's `entity` key. */
   readonly entityKeyPosition: Position;
   readonly refs: readonly EntityRefUse[];
+  /** The top-level fields' names and where they are written. */
+  readonly fields: readonly FieldInfo[];
 }
 
 /**
@@ -97,8 +100,8 @@ export function validateEntityDocument(
   const entityMap = readMap(entityEntry, 'the document', reporter);
   if (entityMap === undefined) return undefined;
   const refs: EntityRefUse[] = [];
-  const { entity, name } = validateEntity(entityMap, reporter, refs);
-  return { entity, name, entityKeyPosition: entityEntry.keyPosition, refs };
+  const { entity, name, fields } = validateEntity(entityMap, reporter, refs);
+  return { entity, name, entityKeyPosition: entityEntry.keyPosition, refs, fields };
 }
 
 /** False when the document is of another kind, whose content is then not checked further. */
@@ -131,7 +134,11 @@ function validateEntity(
   map: MapNode,
   reporter: Reporter,
   refs: EntityRefUse[],
-): { entity: EntityDoc | undefined; name: PositionedString | undefined } {
+): {
+  entity: EntityDoc | undefined;
+  name: PositionedString | undefined;
+  fields: readonly FieldInfo[];
+} {
   const name = readEntityName(map, reporter);
   const scope: EntityScope = {
     reporter,
@@ -162,10 +169,35 @@ function validateEntity(
   assignDefined(entity, 'lkValue', readLkValue(map, singleRecord, separator, scope));
   assignDefined(entity, 'tree', readTree(map, fields, lk, scope));
   assignDefined(entity, 'refDisplayFields', readRefDisplayFields(map, fields, scope));
+  assignDefined(entity, 'renamedFrom', readEntityRenamedFrom(map, name, scope));
+  const infos = list?.infos ?? [];
   if (name === undefined || lk === undefined || list === undefined) {
-    return { entity: undefined, name };
+    return { entity: undefined, name, fields: infos };
   }
-  return { entity: { name: name.value, lk, fields: list.fields, ...entity }, name };
+  return { entity: { name: name.value, lk, fields: list.fields, ...entity }, name, fields: infos };
+}
+
+/** `renamedFrom`: the entity's previous name (a valid entity name other than its own). */
+function readEntityRenamedFrom(
+  map: MapNode,
+  name: PositionedString | undefined,
+  scope: EntityScope,
+): string | undefined {
+  const { reporter, entityLabel } = scope;
+  const entry = entryOf(map, 'renamedFrom');
+  const previous = entry === undefined ? undefined : readString(entry, entityLabel, reporter);
+  if (previous === undefined || entry === undefined) return undefined;
+  if (!ENTITY_NAME_PATTERN.test(previous)) {
+    const message = `'renamedFrom' of ${entityLabel} must be an entity name, not ${JSON.stringify(previous)}`;
+    reporter.report(entry.value.position, 'INVALID_RENAMED_FROM', message);
+    return undefined;
+  }
+  if (previous === name?.value) {
+    const message = `'renamedFrom' of ${entityLabel} names the entity itself; give its previous name`;
+    reporter.report(entry.value.position, 'INVALID_RENAMED_FROM', message);
+    return undefined;
+  }
+  return previous;
 }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };

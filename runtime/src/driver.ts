@@ -122,12 +122,34 @@ export interface EntityActivity {
   readonly lastDelete?: number;
 }
 
+/** One schema migration for one dialect (see `migrations.ts`). */
+export interface MigrationScript {
+  /** The file name without `.<dialect>.sql`, e.g. `0002_add-product-color_1a2b3c4d`. */
+  readonly id: string;
+  /** The SQL to run: statements separated by `;`, no transaction control. */
+  readonly sql: string;
+}
+
+/** Options of `StorageDriver.open`. */
+export interface OpenOptions {
+  /**
+   * The service's migrations for this driver's dialect. When given (even empty), the driver
+   * first brings the database up to date: pending migrations run in one transaction and are
+   * recorded in `_eg_migrations`; a new database records them all as applied; a database that
+   * recorded a migration not in this list is refused (`MigrationError`, "ahead of the code").
+   * When omitted the driver does no migration bookkeeping at all.
+   */
+  readonly migrations?: readonly MigrationScript[];
+  /** Called with the ids of the migrations that were run (not with a baseline's). */
+  readonly onMigrationsApplied?: (ids: readonly string[]) => void;
+}
+
 /** A storage backend for generated services. */
 export interface StorageDriver {
-  /** Short name of the backend, e.g. `sqlite` or `postgres`. */
+  /** Short name of the backend, e.g. `sqlite` or `postgres`; migration files are `*.<dialect>.sql`. */
   readonly dialect: string;
-  /** Connects and creates every missing table and index for the given entities. */
-  open(tables: readonly TableDescriptor[]): Promise<void>;
+  /** Connects, applies pending migrations (when given) and creates every missing table and index for the given entities. */
+  open(tables: readonly TableDescriptor[], options?: OpenOptions): Promise<void>;
   /** Reads one record by its key values, or `undefined` when there is none. */
   get(table: TableDescriptor, key: KeyValues): Promise<StoredRecord | undefined>;
   /** Inserts all records in one transaction at time `now`; throws `DuplicateKeyError` and inserts nothing if any key exists. */

@@ -7,6 +7,13 @@ export type { Converter, EntityDefinition, FieldInfo } from './definition.js';
 export type * from './driver.js';
 export * from './envelope.js';
 export * from './errors.js';
+export type {
+  EntityHooks,
+  EntityMiddleware,
+  EntityRouter,
+  EntityStore,
+  HookContext,
+} from './hooks.js';
 export { DEFAULT_BODY_LIMIT, readJsonBody } from './http/body.js';
 export { errorMiddleware, type RequestState } from './http/errors.js';
 export { formatPath, type Issue, type IssueCode, type IssuePath } from './issues.js';
@@ -18,6 +25,15 @@ export {
   type ListRequest,
 } from './listing.js';
 export { createLogger, type Logger, type LoggerOptions } from './logger.js';
+export {
+  compareMigrationIds,
+  isMigrationError,
+  loadMigrations,
+  migrationChecksum,
+  MigrationError,
+  MIGRATIONS_TABLE,
+  type MigrationErrorCode,
+} from './migrations.js';
 export { createDriver, redactUrl } from './open.js';
 export {
   deleteRecord,

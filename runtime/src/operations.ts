@@ -10,6 +10,7 @@ import {
   PreconditionFailedError,
   RecordNotFoundError,
 } from './errors.js';
+import type { EntityHooks } from './hooks.js';
 import { readJsonBody } from './http/body.js';
 import type { Issue } from './issues.js';
 
@@ -28,16 +29,23 @@ type AnyDefinition = EntityDefinition<object>;
 /** Read-modify-write operations retry this often when another writer gets in between. */
 const MAX_WRITE_ATTEMPTS = 5;
 
-/** POST /data/{entity}: inserts `{data: record}` or, in one transaction, `{data: [records]}`. */
+/**
+ * POST /data/{entity}: inserts `{data: record}` or, in one transaction, `{data: [records]}`.
+ * `beforeInsert` runs for every record before anything is written, `afterInsert` for every record
+ * once the whole insert succeeded.
+ */
 export async function insertRecords<R extends object>(
   ctx: Context,
   data: DataContext,
   definition: EntityDefinition<R>,
+  hooks: EntityHooks<R> = {},
 ): Promise<void> {
   const payload = await readDataPayload(ctx, data);
-  const now = data.now();
   if (!Array.isArray(payload)) {
-    const record = readOne(definition, payload);
+    let record = readOne(definition, payload);
+    if (hooks.beforeInsert !== undefined)
+      record = readOne(definition, (await hooks.beforeInsert(record, ctx)) ?? record);
+    const now = data.now();
     try {
       await data.driver.insert(definition.table, [toFields(record)], now);
     } catch (error) {
@@ -45,10 +53,17 @@ export async function insertRecords<R extends object>(
         throw new KeyExistsError(definition.name, definition.idOf(record));
       throw error;
     }
+    await hooks.afterInsert?.(record, ctx);
     sendRecord(ctx, record, now, 1);
     return;
   }
-  const records = readMany(definition, payload);
+  let records = readMany(definition, payload);
+  if (hooks.beforeInsert !== undefined) {
+    const changed: unknown[] = [];
+    for (const record of records) changed.push((await hooks.beforeInsert(record, ctx)) ?? record);
+    records = readMany(definition, changed);
+  }
+  const now = data.now();
   if (records.length > 0) {
     try {
       await data.driver.insert(definition.table, records.map(toFields), now);
@@ -57,6 +72,8 @@ export async function insertRecords<R extends object>(
       throw error;
     }
   }
+  if (hooks.afterInsert !== undefined)
+    for (const record of records) await hooks.afterInsert(record, ctx);
   ctx.body = successBody(records, recordMeta(now));
 }
 
@@ -88,11 +105,12 @@ export async function replaceRecord<R extends object>(
   data: DataContext,
   definition: EntityDefinition<R>,
   id: string,
+  hooks: EntityHooks<R> = {},
 ): Promise<void> {
   const payload = await readDataPayload(ctx, data);
   if (Array.isArray(payload)) throw new BadRequestError('"data" must be one record object for PUT');
   const record = readOne(definition, withSingleRecordKey(definition, payload));
-  await writeRecord(ctx, data, definition, id, () => record, true);
+  await writeRecord(ctx, data, definition, id, () => record, true, hooks);
 }
 
 /**
@@ -104,6 +122,7 @@ export async function patchRecord<R extends object>(
   data: DataContext,
   definition: EntityDefinition<R>,
   id: string,
+  hooks: EntityHooks<R> = {},
 ): Promise<void> {
   const payload = await readDataPayload(ctx, data);
   if (!isPlainObject(payload)) {
@@ -124,6 +143,7 @@ export async function patchRecord<R extends object>(
       return readOne(definition, withSingleRecordKey(definition, merged));
     },
     createIfAbsent,
+    hooks,
   );
 }
 
@@ -133,28 +153,42 @@ export async function deleteRecord<R extends object>(
   data: DataContext,
   definition: EntityDefinition<R>,
   id: string,
+  hooks: EntityHooks<R> = {},
 ): Promise<void> {
   const key = definition.parseId(id);
   if (key === undefined) throw new RecordNotFoundError(definition.name, id);
   const ifMatch = ctx.get('If-Match');
-  let expectedVersion: number | undefined;
-  if (ifMatch !== '') {
-    const current = await data.driver.get(definition.table, key);
-    if (current === undefined)
-      throw new PreconditionFailedError(preconditionReason(definition, id));
-    if (!tagListMatches(ifMatch, entityTag(current.version))) {
-      throw new PreconditionFailedError(preconditionReason(definition, id));
+  // Without If-Match and a beforeDelete hook there is nothing to look at first: delete directly.
+  // Otherwise read the record, check it, and delete exactly the version that was checked.
+  const readFirst = ifMatch !== '' || hooks.beforeDelete !== undefined;
+  for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
+    let expectedVersion: number | undefined;
+    if (readFirst) {
+      const current = await data.driver.get(definition.table, key);
+      if (
+        ifMatch !== '' &&
+        (current === undefined || !tagListMatches(ifMatch, entityTag(current.version)))
+      )
+        throw new PreconditionFailedError(preconditionReason(definition, id));
+      if (current === undefined) throw new RecordNotFoundError(definition.name, id);
+      await hooks.beforeDelete?.(current.record as R, ctx);
+      expectedVersion = current.version;
     }
-    expectedVersion = current.version;
+    const now = data.now();
+    const deleted = await data.driver.delete(definition.table, key, now, expectedVersion);
+    if (deleted === undefined) {
+      if (expectedVersion === undefined) throw new RecordNotFoundError(definition.name, id);
+      if (ifMatch !== '') throw new PreconditionFailedError(preconditionReason(definition, id));
+      continue; // changed or deleted since the hook saw it: look again
+    }
+    await hooks.afterDelete?.(deleted.record as R, ctx);
+    ctx.body = successBody(deleted.record, recordMeta(now));
+    return;
   }
-  const now = data.now();
-  const deleted = await data.driver.delete(definition.table, key, now, expectedVersion);
-  if (deleted === undefined) {
-    if (expectedVersion !== undefined)
-      throw new PreconditionFailedError(preconditionReason(definition, id));
-    throw new RecordNotFoundError(definition.name, id);
-  }
-  ctx.body = successBody(deleted.record, recordMeta(now));
+  throw new HttpError(
+    409,
+    `EntityRecord with id ${id} of ${definition.name} kept changing during the delete; retry the request`,
+  );
 }
 
 /**
@@ -168,6 +202,7 @@ async function writeRecord<R extends object>(
   id: string,
   build: (existing: StoredFields | undefined) => R,
   createIfAbsent: boolean,
+  hooks: EntityHooks<R>,
 ): Promise<void> {
   if (definition.singleRecordId !== undefined && id !== definition.singleRecordId) {
     throw new RecordNotFoundError(definition.name, id);
@@ -185,20 +220,27 @@ async function writeRecord<R extends object>(
     }
     if (existing === undefined && !createIfAbsent)
       throw new RecordNotFoundError(definition.name, id);
-    const record = build(existing?.record);
-    const now = data.now();
+    let record = build(existing?.record);
     if (existing === undefined) {
+      if (hooks.beforeInsert !== undefined)
+        record = readOne(definition, (await hooks.beforeInsert(record, ctx)) ?? record);
       const newId = definition.idOf(record);
       if (newId !== id) throw new RecordNotFoundError(definition.name, id);
+      const now = data.now();
       try {
         await data.driver.insert(definition.table, [toFields(record)], now);
       } catch (error) {
         if (isDuplicateKeyError(error)) continue; // created meanwhile: update it instead
         throw error;
       }
+      await hooks.afterInsert?.(record, ctx);
       sendRecord(ctx, record, now, 1);
       return;
     }
+    const previous = existing.record as R;
+    if (hooks.beforeUpdate !== undefined)
+      record = readOne(definition, (await hooks.beforeUpdate(record, previous, ctx)) ?? record);
+    const now = data.now();
     const result = await data.driver.update(
       definition.table,
       key,
@@ -207,6 +249,7 @@ async function writeRecord<R extends object>(
       now,
     );
     if (result.status === 'updated') {
+      await hooks.afterUpdate?.(record, previous, ctx);
       sendRecord(ctx, record, now, result.version);
       return;
     }

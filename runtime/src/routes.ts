@@ -1,5 +1,6 @@
 import type { Context } from 'koa';
 import type { EntityDefinition } from './definition.js';
+import type { EntityHooks } from './hooks.js';
 import type { DataContext } from './operations.js';
 import { MethodForbiddenError } from './errors.js';
 
@@ -12,6 +13,8 @@ export type RecordHandler = (ctx: Context, data: DataContext, id: string) => Pro
 /** The HTTP handlers of one entity, generated per entity and mounted by `createService`. */
 export interface DataRoutes {
   readonly definition: EntityDefinition<object>;
+  /** The user's hooks of this entity: its middleware and custom routes are mounted by the service. */
+  readonly hooks?: EntityHooks<object>;
   /** GET /data/{entity} */
   readonly list: CollectionHandler;
   /** GET /entity/{entity}/recordCounts */

@@ -1,7 +1,9 @@
 import type { Server } from 'node:http';
-import type { StorageDriver, TableDescriptor } from './driver.js';
+import { resolve } from 'node:path';
+import type { OpenOptions, StorageDriver, TableDescriptor } from './driver.js';
 import { isStorageUnavailableError, StorageUnavailableError } from './errors.js';
 import { createLogger, type Logger } from './logger.js';
+import { loadMigrations } from './migrations.js';
 import { createDriver, redactUrl } from './open.js';
 import type { ServiceApp, ServiceOptions } from './service.js';
 
@@ -16,6 +18,14 @@ export interface StartOptions {
   readonly bodyLimit?: number;
   /** Stop waiting for open requests after this long on shutdown (default 10 s). */
   readonly shutdownTimeoutMs?: number;
+  /**
+   * Folder of the service's migration files (`<seq>_<slug>_<hash>.<dialect>.sql`); the files of
+   * the storage's dialect are applied before the service listens (docs/migrations.md). Default
+   * `<cwd>/migrations`; a missing folder means no migrations. A generated `server.ts` passes the
+   * folder next to its own `src`/`dist`, e.g.
+   * `fileURLToPath(new URL('../migrations', import.meta.url))`.
+   */
+  readonly migrationsDir?: string;
 }
 
 /** A started service. */
@@ -39,13 +49,26 @@ export async function startServer(options: StartOptions): Promise<RunningService
     throw new Error(`PORT must be an integer from 0 to 65535, not ${options.port}`);
   }
   const inner = await createDriver(options.databaseUrl);
+  const migrationsDir = resolve(options.migrationsDir ?? 'migrations');
+  const migrations = await loadMigrations(migrationsDir, inner.dialect);
   const driver = new RetryingOpenDriver(
     inner,
     options.tables,
+    {
+      migrations,
+      onMigrationsApplied: (ids) =>
+        logger.info({ migrations: ids, migrationsDir }, `applied ${ids.length} migration(s)`),
+    },
     logger,
     redactUrl(options.databaseUrl),
   );
-  await driver.openOnce();
+  try {
+    await driver.openOnce();
+  } catch (error) {
+    // A refused start (migrations, bad tables) must not leave connections behind.
+    await inner.close().catch(() => undefined);
+    throw error;
+  }
   const app = options.createApp({
     driver,
     logger,
@@ -111,6 +134,7 @@ class RetryingOpenDriver implements StorageDriver {
   constructor(
     private readonly inner: StorageDriver,
     private readonly tables: readonly TableDescriptor[],
+    private readonly openOptions: OpenOptions,
     private readonly logger: Logger,
     private readonly label: string,
   ) {}
@@ -122,7 +146,7 @@ class RetryingOpenDriver implements StorageDriver {
   /** Tries to open once; on an unreachable storage schedules retries instead of failing. */
   async openOnce(delay = FIRST_RETRY_MS): Promise<void> {
     try {
-      await this.inner.open(this.tables);
+      await this.inner.open(this.tables, this.openOptions);
       this.ready = true;
       this.logger.info({ storage: this.label }, 'storage ready');
     } catch (error) {

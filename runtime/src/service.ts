@@ -5,9 +5,10 @@ import { recordMeta, successBody } from './envelope.js';
 import { BadRequestError, EntityNotFoundError, MethodNotAllowedError } from './errors.js';
 import { DEFAULT_BODY_LIMIT } from './http/body.js';
 import { errorMiddleware, type RequestState } from './http/errors.js';
+import { customRoutesMiddleware, withEntityMiddleware } from './hooks.js';
 import { createLogger, type Logger } from './logger.js';
 import type { DataContext } from './operations.js';
-import type { DataRoutes } from './routes.js';
+import type { CollectionHandler, DataRoutes } from './routes.js';
 
 /** The REST configuration of one entity, as baked into the generated code. */
 export interface RestConfig {
@@ -79,6 +80,10 @@ export function createService(service: ServiceDefinition, options: ServiceOption
   app.proxy = process.env['TRUST_PROXY'] === 'true';
   app.silent = true;
   app.use(errorMiddleware(logger));
+  // The users' custom routes come before the /data dispatcher, which would otherwise take
+  // `/data/product/p1/summary` for the record with id `p1/summary`.
+  const customRoutes = customRoutesMiddleware(service.routes, data);
+  if (customRoutes !== undefined) app.use(customRoutes);
   app.use(async (ctx, next) => {
     const path = ctx.path;
     if (!path.startsWith(DATA_PREFIX)) return next();
@@ -86,30 +91,12 @@ export function createService(service: ServiceDefinition, options: ServiceOption
     if (rest.endsWith('/')) rest = rest.slice(0, -1);
     const slash = rest.indexOf('/');
     if (rest === '' || slash === 0) return next();
-    const method = ctx.method;
-    if (slash === -1) {
-      const routes = findRoutes(rest);
-      const single = routes.definition.singleRecordId !== undefined;
-      if (method === 'GET' || method === 'HEAD') return routes.list(ctx, data);
-      if (method === 'POST' && !single) return routes.insert(ctx, data);
-      throw notAllowed(method, routes, single ? SINGLE_COLLECTION_METHODS : COLLECTION_METHODS);
-    }
-    const routes = findRoutes(rest.slice(0, slash));
-    const id = decodeId(rest.slice(slash + 1));
-    const single = routes.definition.singleRecordId !== undefined;
-    switch (method) {
-      case 'GET':
-      case 'HEAD':
-        return routes.get(ctx, data, id);
-      case 'PUT':
-        return routes.replace(ctx, data, id);
-      case 'PATCH':
-        return routes.patch(ctx, data, id);
-      case 'DELETE':
-        if (!single) return routes.remove(ctx, data, id);
-        break;
-    }
-    throw notAllowed(method, routes, single ? SINGLE_RECORD_METHODS : RECORD_METHODS);
+    const routes = findRoutes(slash === -1 ? rest : rest.slice(0, slash));
+    const handler =
+      slash === -1
+        ? collectionHandler(routes, ctx.method)
+        : recordHandler(routes, ctx.method, decodeId(rest.slice(slash + 1)));
+    return withEntityMiddleware(routes.hooks, ctx, () => handler(ctx, data));
   });
 
   const router = new Router<RequestState>();
@@ -124,9 +111,10 @@ export function createService(service: ServiceDefinition, options: ServiceOption
     const routes = findRoutes(ctx.params['entity'] ?? '');
     ctx.body = successBody(service.entities[routes.definition.name]);
   });
-  router.get('/entity/:entity/recordCounts', (ctx) =>
-    findRoutes(ctx.params['entity'] ?? '').count(ctx, data),
-  );
+  router.get('/entity/:entity/recordCounts', (ctx) => {
+    const routes = findRoutes(ctx.params['entity'] ?? '');
+    return withEntityMiddleware(routes.hooks, ctx, () => routes.count(ctx, data));
+  });
   router.get('/summary', async (ctx) => {
     const activity = await data.driver.activity();
     const entities: Record<string, Record<string, number | string>> = {};
@@ -144,6 +132,32 @@ export function createService(service: ServiceDefinition, options: ServiceOption
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;
+}
+
+/** The handler of a request on `/data/{entity}`, or the 405 it gets. */
+function collectionHandler(routes: DataRoutes, method: string): CollectionHandler {
+  const single = routes.definition.singleRecordId !== undefined;
+  if (method === 'GET' || method === 'HEAD') return routes.list;
+  if (method === 'POST' && !single) return routes.insert;
+  throw notAllowed(method, routes, single ? SINGLE_COLLECTION_METHODS : COLLECTION_METHODS);
+}
+
+/** The handler of a request on `/data/{entity}/{id}`, or the 405 it gets. */
+function recordHandler(routes: DataRoutes, method: string, id: string): CollectionHandler {
+  const single = routes.definition.singleRecordId !== undefined;
+  switch (method) {
+    case 'GET':
+    case 'HEAD':
+      return (ctx, data) => routes.get(ctx, data, id);
+    case 'PUT':
+      return (ctx, data) => routes.replace(ctx, data, id);
+    case 'PATCH':
+      return (ctx, data) => routes.patch(ctx, data, id);
+    case 'DELETE':
+      if (!single) return (ctx, data) => routes.remove(ctx, data, id);
+      break;
+  }
+  throw notAllowed(method, routes, single ? SINGLE_RECORD_METHODS : RECORD_METHODS);
 }
 
 function addTime(

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -28,6 +28,21 @@ async function filesUnder(dir: string): Promise<string[]> {
     .sort();
 }
 
+/** Every file and folder of `dir` with its contents and modification time. */
+async function folderSnapshot(dir: string): Promise<Record<string, string>> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  const result: Record<string, string> = {};
+  for (const entry of entries) {
+    const path = join(entry.parentPath, entry.name);
+    const info = await stat(path);
+    result[path.slice(dir.length + 1)] =
+      `${info.mtimeMs} ${entry.isFile() ? await readFile(path, 'utf8') : '<dir>'}`;
+  }
+  return result;
+}
+
+const PRODUCT_TYPES = 'svc/src/entities/product/types.ts';
+
 beforeEach(async () => {
   await rm(WORK, { recursive: true, force: true });
   await mkdir(WORK, { recursive: true });
@@ -39,7 +54,7 @@ describe('entity-gen generate', () => {
     const first = await cli('generate', 'shop.yaml', '-o', 'svc');
     expect(first).toMatchObject({ code: 0, stderr: '' });
     expect(first.stdout).toMatch(
-      /^Generated 15 files for 3 entities in svc: 15 created, 0 updated, 0 unchanged\.\n$/,
+      /^Generated 18 files for 3 entities in svc: 18 created, 0 updated, 0 unchanged, 0 deleted\.\n$/,
     );
     const files = await filesUnder(join(WORK, 'svc'));
     expect(files.map((file) => file.slice(WORK.length + 5))).toContain(
@@ -51,7 +66,98 @@ describe('entity-gen generate', () => {
     );
     expect(header[1]).toBe('// Regenerate: npx entity-gen generate shop.yaml -o svc');
     const second = await cli('generate', 'shop.yaml', '-o', 'svc');
-    expect(second.stdout).toContain('0 created, 0 updated, 15 unchanged');
+    expect(second.stdout).toContain('0 created, 0 updated, 18 unchanged, 0 deleted');
+  });
+
+  it('writes the manifest and the user files; user files carry no DO NOT EDIT header', async () => {
+    await cli('generate', 'shop.yaml', '-o', 'svc');
+    const manifest = JSON.parse(
+      await readFile(join(WORK, 'svc/.entity-gen/manifest.json'), 'utf8'),
+    );
+    expect(Object.keys(manifest.files)).toContain('src/entities/product/routes.ts');
+    expect(Object.keys(manifest.files)).not.toContain('src/server.ts');
+    for (const file of ['svc/src/server.ts', 'svc/src/hooks/product.ts']) {
+      const text = await readFile(join(WORK, file), 'utf8');
+      expect(text, file).toMatch(/^\/\/ This file is yours/);
+      expect(text, file).not.toContain('DO NOT EDIT');
+    }
+  });
+
+  it('stops with exit 1 naming a generated file edited by hand; --force overwrites it', async () => {
+    await cli('generate', 'shop.yaml', '-o', 'svc');
+    const original = await readFile(join(WORK, PRODUCT_TYPES), 'utf8');
+    await writeFile(join(WORK, PRODUCT_TYPES), `${original}// my edit\n`);
+    await writeFile(
+      join(WORK, 'shop.yaml'),
+      (await readFile(join(WORK, 'shop.yaml'), 'utf8')).replace(
+        '    - name: stock\n',
+        '    - name: color\n      type: STRING\n    - name: stock\n',
+      ),
+    );
+    const before = await folderSnapshot(join(WORK, 'svc'));
+    const refused = await cli('generate', 'shop.yaml', '-o', 'svc');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('src/entities/product/types.ts (changed by hand');
+    expect(refused.stderr).toContain('--force');
+    expect(refused.stderr).toContain('Nothing was written.');
+    expect(await folderSnapshot(join(WORK, 'svc'))).toEqual(before);
+
+    const forced = await cli('generate', 'shop.yaml', '-o', 'svc', '--force');
+    expect(forced.code).toBe(0);
+    const rewritten = await readFile(join(WORK, PRODUCT_TYPES), 'utf8');
+    expect(rewritten).not.toContain('// my edit');
+    expect(rewritten).toContain('color?: string;');
+  });
+
+  it('deletes the files of a removed entity, but never the hooks file or files it did not write', async () => {
+    await cli('generate', 'shop.yaml', '-o', 'svc');
+    await writeFile(join(WORK, 'svc/src/entities/product/notes.md'), 'mine\n');
+    await writeFile(join(WORK, 'svc/src/hooks/product.ts'), 'export const productHooks = {};\n');
+    await writeFile(
+      join(WORK, 'shop.yaml'),
+      (await readFile(join(WORK, 'shop.yaml'), 'utf8')).replace(/name: PRODUCT\b/, 'name: ITEM'),
+    );
+    const result = await cli('generate', 'shop.yaml', '-o', 'svc', '--allow-data-loss');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('3 deleted');
+    expect(result.stdout).toContain('deleted  src/entities/product/types.ts');
+    expect(result.stdout).toMatch(/note: src\/hooks\/product\.ts belongs to no entity/);
+    const files = (await filesUnder(join(WORK, 'svc'))).map((file) => file.slice(WORK.length + 5));
+    expect(files).toContain('src/entities/item/types.ts');
+    expect(files).not.toContain('src/entities/product/types.ts');
+    expect(files).toContain('src/entities/product/notes.md');
+    expect(await readFile(join(WORK, 'svc/src/hooks/product.ts'), 'utf8')).toBe(
+      'export const productHooks = {};\n',
+    );
+  });
+
+  it('never rewrites the user files on later runs', async () => {
+    await cli('generate', 'shop.yaml', '-o', 'svc');
+    await writeFile(join(WORK, 'svc/src/server.ts'), '// my own server\n');
+    await writeFile(join(WORK, 'svc/src/hooks/category.ts'), '// my hooks\n');
+    await writeFile(
+      join(WORK, 'shop.yaml'),
+      (await readFile(join(WORK, 'shop.yaml'), 'utf8')).replace('A group of', 'Some'),
+    );
+    expect((await cli('generate', 'shop.yaml', '-o', 'svc', '--force')).code).toBe(0);
+    expect(await readFile(join(WORK, 'svc/src/server.ts'), 'utf8')).toBe('// my own server\n');
+    expect(await readFile(join(WORK, 'svc/src/hooks/category.ts'), 'utf8')).toBe('// my hooks\n');
+  });
+
+  it('takes over an output without manifest only where the files are identical', async () => {
+    await cli('generate', 'shop.yaml', '-o', 'svc');
+    await rm(join(WORK, 'svc/.entity-gen'), { recursive: true });
+    const same = await cli('generate', 'shop.yaml', '-o', 'svc');
+    expect(same.code).toBe(0);
+    expect(same.stdout).toContain('18 unchanged');
+    await rm(join(WORK, 'svc/.entity-gen'), { recursive: true });
+    await writeFile(
+      join(WORK, 'svc/src/app.ts'),
+      '// Code generated by entity-gen ... DO NOT EDIT.\n// old\n',
+    );
+    const refused = await cli('generate', 'shop.yaml', '-o', 'svc');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('src/app.ts (not written by entity-gen');
   });
 
   it('puts --runtime-spec into the generated package.json', async () => {
@@ -118,6 +224,187 @@ describe('entity-gen generate', () => {
   });
 });
 
+describe('entity-gen generate --dry-run', () => {
+  it('prints the plan and writes nothing', async () => {
+    await cli('generate', 'shop.yaml', '-o', 'svc');
+    await writeFile(
+      join(WORK, 'shop.yaml'),
+      (await readFile(join(WORK, 'shop.yaml'), 'utf8')).replace(/name: PRODUCT\b/, 'name: ITEM'),
+    );
+    const before = await folderSnapshot(join(WORK, 'svc'));
+    const result = await cli(
+      'generate',
+      'shop.yaml',
+      '-o',
+      'svc',
+      '--dry-run',
+      '--allow-data-loss',
+    );
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(
+      /^Dry run for svc \(nothing was written\): 6 to create, \d+ to update, \d+ unchanged, 3 to delete\.\n/,
+    );
+    expect(result.stdout).toContain('  create   src/entities/item/types.ts\n');
+    expect(result.stdout).toContain('  create   src/hooks/item.ts (yours from now on)\n');
+    expect(result.stdout).toContain(
+      '  delete   src/entities/product/types.ts (no longer generated)\n',
+    );
+    expect(await folderSnapshot(join(WORK, 'svc'))).toEqual(before);
+  });
+
+  it('writes nothing into a folder that does not exist yet', async () => {
+    const result = await cli('generate', 'shop.yaml', '-o', 'svc', '--dry-run');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('18 to create');
+    expect(await filesUnder(join(WORK, 'svc'))).toEqual([]);
+  });
+});
+
+describe('entity-gen check', () => {
+  it('exits 0 when the output is up to date', async () => {
+    await cli('generate', 'shop.yaml', '-o', 'svc');
+    const before = await folderSnapshot(join(WORK, 'svc'));
+    expect(await cli('check', 'shop.yaml', '-o', 'svc')).toEqual({
+      code: 0,
+      stdout: 'svc is up to date.\n',
+      stderr: '',
+    });
+    expect(await folderSnapshot(join(WORK, 'svc'))).toEqual(before);
+  });
+
+  it('exits 1 after a schema edit and lists what would change', async () => {
+    await cli('generate', 'shop.yaml', '-o', 'svc');
+    await writeFile(
+      join(WORK, 'shop.yaml'),
+      (await readFile(join(WORK, 'shop.yaml'), 'utf8')).replace(/name: PRODUCT\b/, 'name: ITEM'),
+    );
+    const before = await folderSnapshot(join(WORK, 'svc'));
+    const result = await cli('check', 'shop.yaml', '-o', 'svc', '--allow-data-loss');
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(
+      /^svc is out of date: 6 to create, \d+ to update, \d+ unchanged, 3 to delete\.\n/,
+    );
+    expect(result.stdout).toContain('  update   src/service.ts\n');
+    expect(result.stdout).toContain(
+      '  delete   src/entities/product/routes.ts (no longer generated)\n',
+    );
+    expect(result.stdout).toContain(
+      'Regenerate with: npx entity-gen generate shop.yaml -o svc --allow-data-loss\n',
+    );
+    expect(await folderSnapshot(join(WORK, 'svc'))).toEqual(before);
+  });
+
+  it('exits 1 after a hand edit of a generated file', async () => {
+    await cli('generate', 'shop.yaml', '-o', 'svc', '--driver', 'sqlite');
+    await writeFile(join(WORK, 'svc/src/app.ts'), '// rewritten by hand\n');
+    const result = await cli('check', 'shop.yaml', '-o', 'svc', '--driver', 'sqlite');
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('1 changed by hand');
+    expect(result.stdout).toContain('  edited   src/app.ts (changed by hand');
+  });
+
+  it('exits 1 when a generated file was deleted, and 0 whatever the user files hold', async () => {
+    await cli('generate', 'shop.yaml', '-o', 'svc');
+    await writeFile(join(WORK, 'svc/src/hooks/product.ts'), '// mine\n');
+    expect((await cli('check', 'shop.yaml', '-o', 'svc')).code).toBe(0);
+    await rm(join(WORK, PRODUCT_TYPES));
+    const result = await cli('check', 'shop.yaml', '-o', 'svc');
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('  create   src/entities/product/types.ts\n');
+  });
+
+  it('compares with the same options as generate (a different --driver is a change)', async () => {
+    await cli('generate', 'shop.yaml', '-o', 'svc', '--driver', 'sqlite');
+    expect((await cli('check', 'shop.yaml', '-o', 'svc', '--driver', 'sqlite')).code).toBe(0);
+    const result = await cli('check', 'shop.yaml', '-o', 'svc');
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('  update   package.json\n');
+  });
+
+  it('exits 1 with diagnostics for an invalid schema', async () => {
+    await writeFile(join(WORK, 'shop.yaml'), 'type: ENTITY\nentity: {name: X}\n');
+    const result = await cli('check', 'shop.yaml', '-o', 'svc');
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^shop\.yaml:\d+:\d+: .+ \([A-Z_]+\)$/m);
+    expect(result.stderr).toContain('nothing was checked');
+  });
+
+  it('exits 1 on an unusable manifest', async () => {
+    await cli('generate', 'shop.yaml', '-o', 'svc');
+    await writeFile(join(WORK, 'svc/.entity-gen/manifest.json'), '{ broken');
+    const result = await cli('check', 'shop.yaml', '-o', 'svc');
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      /^svc\/\.entity-gen\/manifest\.json:1:1: .* \(MANIFEST_INVALID\)$/m,
+    );
+  });
+});
+
+describe('migrations in generate and check', () => {
+  const edit = async (change: (text: string) => string): Promise<void> =>
+    writeFile(join(WORK, 'shop.yaml'), change(await readFile(join(WORK, 'shop.yaml'), 'utf8')));
+  const addColor = (text: string): string =>
+    text.replace(
+      '    - name: stock\n',
+      '    - name: color\n      type: STRING\n    - name: stock\n',
+    );
+  const dropWeight = (text: string): string =>
+    text.replace('    - name: weightKg\n      type: DOUBLE\n      displayName: Weight (kg)\n', '');
+
+  it('check lists the pending migration of a schema change; generate writes it, owned and kept', async () => {
+    await cli('generate', 'shop.yaml', '-o', 'svc');
+    await edit(addColor);
+    const check = await cli('check', 'shop.yaml', '-o', 'svc');
+    expect(check.code).toBe(1);
+    expect(check.stdout).toMatch(/^  create   migrations\/0001_[^ ]+\.sqlite\.sql$/m);
+    expect(check.stdout).toContain(
+      'Pending migrations (1 step):\n  Add optional field PRODUCT.color',
+    );
+    const generated = await cli('generate', 'shop.yaml', '-o', 'svc');
+    expect(generated.code).toBe(0);
+    const migrations = await readdir(join(WORK, 'svc/migrations'));
+    expect(migrations).toHaveLength(2);
+    const manifest = JSON.parse(
+      await readFile(join(WORK, 'svc/.entity-gen/manifest.json'), 'utf8'),
+    );
+    for (const name of migrations) expect(manifest.files).toHaveProperty([`migrations/${name}`]);
+    expect((await cli('check', 'shop.yaml', '-o', 'svc')).code).toBe(0);
+
+    // Taking the field out again writes a second migration; the first one stays.
+    await edit((text) => text.replace('    - name: color\n      type: STRING\n', ''));
+    expect((await cli('generate', 'shop.yaml', '-o', 'svc', '--allow-data-loss')).code).toBe(0);
+    const after = await readdir(join(WORK, 'svc/migrations'));
+    expect(after).toHaveLength(4);
+    expect(after).toEqual(expect.arrayContaining(migrations));
+  });
+
+  it('refuses a destructive change without --allow-data-loss and marks it with the flag', async () => {
+    await cli('generate', 'shop.yaml', '-o', 'svc');
+    await edit(dropWeight);
+    const before = await folderSnapshot(join(WORK, 'svc'));
+    const refused = await cli('generate', 'shop.yaml', '-o', 'svc');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(
+      /^shop\.yaml:\d+:\d+: .*weightKg.*--allow-data-loss.* \([A-Z_]+\)$/m,
+    );
+    expect(await folderSnapshot(join(WORK, 'svc'))).toEqual(before);
+    const dryRun = await cli(
+      'generate',
+      'shop.yaml',
+      '-o',
+      'svc',
+      '--dry-run',
+      '--allow-data-loss',
+    );
+    expect(dryRun.code).toBe(0);
+    expect(dryRun.stdout).toMatch(/^  ! DESTRUCTIVE \(loses data\): .*weightKg/m);
+    expect(await folderSnapshot(join(WORK, 'svc'))).toEqual(before);
+    const check = await cli('check', 'shop.yaml', '-o', 'svc', '--allow-data-loss');
+    expect(check.code).toBe(1);
+    expect(check.stdout).toContain('--allow-data-loss\n');
+  });
+});
+
 describe('entity-gen validate', () => {
   it('exits 0 with a summary for a valid schema', async () => {
     const result = await cli('validate', 'shop.yaml');
@@ -136,14 +423,17 @@ describe('entity-gen validate', () => {
 });
 
 describe('help and version', () => {
-  it.each([[['--help']], [['generate', '--help']], [['validate', '--help']]])(
-    '%j prints usage and exits 0',
-    async (args) => {
-      const result = await cli(...args);
-      expect(result.code).toBe(0);
-      expect(result.stdout).toMatch(/^Usage: entity-gen/);
-    },
-  );
+  it.each([
+    [['--help']],
+    [['generate', '--help']],
+    [['check', '--help']],
+    [['dev', '--help']],
+    [['validate', '--help']],
+  ])('%j prints usage and exits 0', async (args) => {
+    const result = await cli(...args);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^Usage: entity-gen/);
+  });
 
   it('--version prints the package version', async () => {
     const own = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8'));

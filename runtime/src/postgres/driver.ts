@@ -5,6 +5,8 @@ import type {
   EntityActivity,
   KeyValues,
   ListQuery,
+  MigrationScript,
+  OpenOptions,
   StorageDriver,
   StoredFields,
   StoredRecord,
@@ -12,6 +14,13 @@ import type {
   UpdateResult,
 } from '../driver.js';
 import { DuplicateKeyError, StorageUnavailableError } from '../errors.js';
+import {
+  MIGRATIONS_TABLE,
+  migrationChecksum,
+  migrationFailed,
+  planMigrationRun,
+  type AppliedMigration,
+} from '../migrations.js';
 import type { SqlDialect } from '../sql/dialect.js';
 import { buildCountSql, buildListSql, type BuiltSql } from '../sql/query.js';
 import { postgresDialect } from './dialect.js';
@@ -183,9 +192,10 @@ export class PostgresDriver implements StorageDriver {
    * `StorageUnavailableError` when the server cannot be reached, so the caller can retry with
    * backoff; the driver stays usable for another `open()`.
    */
-  async open(tables: readonly TableDescriptor[]): Promise<void> {
+  async open(tables: readonly TableDescriptor[], options: OpenOptions = {}): Promise<void> {
     this.checkOpen();
     for (const table of tables) checkColumnNames(table);
+    let applied: readonly string[] = [];
     await this.withClient(async (client) => {
       const dateStyle = (await client.query<{ DateStyle: string }>('SHOW DateStyle')).rows[0]
         ?.DateStyle;
@@ -206,6 +216,9 @@ export class PostgresDriver implements StorageDriver {
           if (exists.rowCount === 0)
             await ddl(client, `CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
         }
+        if (options.migrations !== undefined) {
+          applied = await this.runMigrations(client, options.migrations);
+        }
         await ddl(client, createActivityTableSql(schema));
         for (const table of tables) {
           await ddl(client, createTableSql(schema, table));
@@ -221,6 +234,79 @@ export class PostgresDriver implements StorageDriver {
       }
     });
     for (const table of tables) this.tables.set(table.table, this.prepareTable(table));
+    if (applied.length > 0) options.onMigrationsApplied?.(applied);
+  }
+
+  /**
+   * Brings the database's migrations in line with the code (see `planMigrationRun`) in ONE
+   * transaction, under the advisory lock `open()` holds: pending migrations run with the
+   * configured schema alone on the search path (the files use unqualified names), without a
+   * statement timeout and with shortest-exact float output. Returns the ids run.
+   */
+  private async runMigrations(
+    client: pg.PoolClient,
+    scripts: readonly MigrationScript[],
+  ): Promise<string[]> {
+    const schema = this.settings.schema;
+    const table = qualify(schema, MIGRATIONS_TABLE);
+    await client.query('BEGIN');
+    try {
+      // No timeout for table rewrites; float8 as text in its shortest exact form (DOUBLE → DECIMAL).
+      await client.query('SET LOCAL statement_timeout = 0');
+      await client.query('SET LOCAL extra_float_digits = 1');
+      if (schema !== undefined) {
+        await client.query(`SET LOCAL search_path TO ${quoteIdent(schema)}`);
+      }
+      const exists = async (name: string): Promise<boolean> =>
+        (
+          await client.query(
+            `SELECT 1 FROM pg_catalog.pg_tables
+              WHERE schemaname = COALESCE($1, current_schema()) AND tablename = $2`,
+            [schema ?? null, name],
+          )
+        ).rowCount !== 0;
+      const hasTable = await exists(MIGRATIONS_TABLE);
+      const applied = hasTable
+        ? (await client.query<AppliedMigration>(`SELECT id, checksum FROM ${table}`)).rows
+        : undefined;
+      const run = planMigrationRun(scripts, {
+        applied,
+        hasTables: await exists(ACTIVITY_TABLE),
+      });
+      if (!hasTable) {
+        await client.query(
+          `CREATE TABLE ${table} (\n  id TEXT COLLATE "C" NOT NULL PRIMARY KEY,\n` +
+            `  applied_ms BIGINT NOT NULL,\n  checksum TEXT NOT NULL\n)`,
+        );
+      }
+      const record = async (script: MigrationScript): Promise<void> => {
+        await client.query(`INSERT INTO ${table} (id, applied_ms, checksum) VALUES ($1, $2, $3)`, [
+          script.id,
+          Date.now(),
+          migrationChecksum(script.sql),
+        ]);
+      };
+      let ran: string[] = [];
+      if (run.mode === 'baseline') {
+        for (const script of run.record) await record(script);
+      } else {
+        for (const script of run.pending) {
+          try {
+            await client.query(script.sql);
+          } catch (error) {
+            if (isUnavailable(error)) throw error;
+            throw migrationFailed(script.id, error);
+          }
+          await record(script);
+        }
+        ran = run.pending.map((script) => script.id);
+      }
+      await client.query('COMMIT');
+      return ran;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
   }
 
   async get(table: TableDescriptor, key: KeyValues): Promise<StoredRecord | undefined> {
@@ -480,7 +566,8 @@ export class PostgresDriver implements StorageDriver {
     if (missing.length > 0) {
       throw new Error(
         `PostgreSQL table ${table.table} exists but lacks column(s) ${missing.join(', ')}; ` +
-          `it was created for another schema and entity-gen does not migrate tables`,
+          `it was created for another schema; run entity-gen generate to write the migration that ` +
+          `brings it up to date and start the service with its migrations (docs/migrations.md)`,
       );
     }
   }

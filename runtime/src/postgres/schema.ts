@@ -150,18 +150,22 @@ export function expectedColumns(table: TableDescriptor): string[] {
  * descending, the latter by a backward scan), so ORDER BY can read the index.
  */
 export function createIndexSql(schema: string | undefined, table: TableDescriptor): string[] {
-  const statements: string[] = [];
-  for (const column of table.columns) {
-    if (!column.indexed || column.kind === 'json') continue;
-    if (table.key[0] === column.name) continue;
-    statements.push(
-      `CREATE INDEX IF NOT EXISTS ${quoteIdent(indexName(table.table, column.name))} ON ${qualify(
+  return tableIndexes(table).map(
+    (index) =>
+      `CREATE INDEX IF NOT EXISTS ${quoteIdent(index.name)} ON ${qualify(
         schema,
         table.table,
-      )} (${quoteIdent(column.name)} NULLS FIRST)`,
-    );
-  }
-  return statements;
+      )} (${quoteIdent(index.column)} NULLS FIRST)`,
+  );
+}
+
+/** The indexes `createIndexSql` creates: one per indexed column but JSON and the first key column. */
+export function tableIndexes(
+  table: TableDescriptor,
+): { field: string; name: string; column: string }[] {
+  return table.columns
+    .filter((c) => c.indexed && c.kind !== 'json' && table.key[0] !== c.name)
+    .map((c) => ({ field: c.name, name: indexName(table.table, c.name), column: c.name }));
 }
 
 export function createActivityTableSql(schema: string | undefined): string {

@@ -10,6 +10,13 @@ import { requireDecimalSortKey } from './decimal-key.js';
 /** SQL function (registered on every connection) returning the sortable key of a decimal. */
 export const DECIMAL_KEY_FUNCTION = 'eg_decimal_key';
 
+/**
+ * SQL function (registered on every connection, used by migrations) returning the canonical
+ * DECIMAL text of a number or numeric text: the shortest round-trip digits of a REAL, written
+ * without exponent (`1e21` → `1000000000000000000000`, `2.0` → `2`); NULL for anything else.
+ */
+export const DECIMAL_TEXT_FUNCTION = 'eg_decimal_text';
+
 /** Name of the hidden column holding the sortable key of a DECIMAL field. */
 export function decimalShadowColumn(field: string): string {
   return `_eg_dec_${field}`;

@@ -5,17 +5,27 @@ import type {
   EntityActivity,
   KeyValues,
   ListQuery,
+  MigrationScript,
+  OpenOptions,
   StorageDriver,
   StoredFields,
   StoredRecord,
   TableDescriptor,
   UpdateResult,
 } from '../driver.js';
+import { toDecimal } from '../convert.js';
 import { DuplicateKeyError, StorageUnavailableError } from '../errors.js';
+import {
+  MIGRATIONS_TABLE,
+  migrationChecksum,
+  migrationFailed,
+  planMigrationRun,
+  type AppliedMigration,
+} from '../migrations.js';
 import { quoteIdentifier } from '../sql/dialect.js';
 import { buildCountSql, buildListSql, type BuiltSql } from '../sql/query.js';
 import { decimalSortKey } from './decimal-key.js';
-import { DECIMAL_KEY_FUNCTION, sqliteDialect } from './dialect.js';
+import { DECIMAL_KEY_FUNCTION, DECIMAL_TEXT_FUNCTION, sqliteDialect } from './dialect.js';
 import { resolveSqliteOptions, type SqliteOptions, type SqliteSynchronous } from './options.js';
 import {
   ACTIVITY_TABLE,
@@ -110,11 +120,15 @@ export class SqliteDriver implements StorageDriver {
     return this.filename === ':memory:';
   }
 
-  async open(tables: readonly TableDescriptor[]): Promise<void> {
+  async open(tables: readonly TableDescriptor[], options: OpenOptions = {}): Promise<void> {
+    let applied: readonly string[] = [];
     try {
       const db = this.connect();
       const layouts = tables.map((t) => new TableLayout(t));
+      // One IMMEDIATE transaction: migrations, then missing tables. Another process starting at
+      // the same time waits on the busy timeout and then finds the migrations recorded.
       db.transaction(() => {
+        if (options.migrations !== undefined) applied = runMigrations(db, options.migrations);
         db.exec(
           `CREATE TABLE IF NOT EXISTS ${quoteIdentifier(ACTIVITY_TABLE)} (\n` +
             `  entity TEXT NOT NULL PRIMARY KEY,\n` +
@@ -133,6 +147,7 @@ export class SqliteDriver implements StorageDriver {
     } catch (error) {
       throw mapError(error);
     }
+    if (applied.length > 0) options.onMigrationsApplied?.(applied);
   }
 
   async get(table: TableDescriptor, key: KeyValues): Promise<StoredRecord | undefined> {
@@ -341,6 +356,12 @@ export class SqliteDriver implements StorageDriver {
           ? (decimalSortKey(value) ?? null)
           : null,
       );
+      // Used by migrations converting numbers to DECIMAL or STRING: the canonical decimal text.
+      db.function(DECIMAL_TEXT_FUNCTION, { deterministic: true }, (value: unknown) =>
+        typeof value === 'string' || typeof value === 'number' || typeof value === 'bigint'
+          ? (toDecimal(typeof value === 'bigint' ? String(value) : value, [], '', []) ?? null)
+          : null,
+      );
     } catch (error) {
       db.close();
       throw error;
@@ -496,6 +517,44 @@ function checkTime(now: number): number {
 }
 
 /** Fails clearly when a table created by an older schema lacks columns (there are no migrations). */
+/**
+ * Brings the database's migrations in line with the code (see `planMigrationRun`); runs inside
+ * the caller's transaction, so a failing migration leaves everything as it was. Returns the ids run.
+ */
+function runMigrations(db: Database.Database, scripts: readonly MigrationScript[]): string[] {
+  const exists = (name: string): boolean =>
+    db.prepare(`SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?`).get(name) !==
+    undefined;
+  const table = quoteIdentifier(MIGRATIONS_TABLE);
+  const hasTable = exists(MIGRATIONS_TABLE);
+  const applied = hasTable
+    ? (db.prepare(`SELECT id, checksum FROM ${table}`).all() as AppliedMigration[])
+    : undefined;
+  const run = planMigrationRun(scripts, { applied, hasTables: exists(ACTIVITY_TABLE) });
+  if (!hasTable) {
+    db.exec(
+      `CREATE TABLE ${table} (\n  id TEXT NOT NULL PRIMARY KEY,\n  applied_ms INTEGER NOT NULL,\n` +
+        `  checksum TEXT NOT NULL\n) WITHOUT ROWID`,
+    );
+  }
+  const record = db.prepare(`INSERT INTO ${table} (id, applied_ms, checksum) VALUES (?, ?, ?)`);
+  if (run.mode === 'baseline') {
+    const now = Date.now();
+    for (const script of run.record) record.run(script.id, now, migrationChecksum(script.sql));
+    return [];
+  }
+  for (const script of run.pending) {
+    try {
+      db.exec(script.sql);
+    } catch (error) {
+      if (mapError(error) !== error) throw error; // busy or broken storage: retried by the caller
+      throw migrationFailed(script.id, error);
+    }
+    record.run(script.id, Date.now(), migrationChecksum(script.sql));
+  }
+  return run.pending.map((script) => script.id);
+}
+
 function checkColumns(db: Database.Database, layout: TableLayout): void {
   const present = new Set(
     (
@@ -509,7 +568,8 @@ function checkColumns(db: Database.Database, layout: TableLayout): void {
   if (missing.length > 0) {
     throw new Error(
       `SQLite table ${layout.descriptor.table} exists but lacks column(s) ${missing.join(', ')}; ` +
-        `it was created for another schema and entity-gen does not migrate tables`,
+        `it was created for another schema; run entity-gen generate to write the migration that ` +
+        `brings it up to date and start the service with its migrations (docs/migrations.md)`,
     );
   }
 }

@@ -111,21 +111,29 @@ export class TableLayout {
     return `CREATE TABLE IF NOT EXISTS ${this.tableSql} (\n  ${definitions.join(',\n  ')}\n) WITHOUT ROWID`;
   }
 
-  /** `CREATE INDEX IF NOT EXISTS` for every indexed column (but JSON and the leading key column). */
-  createIndexSql(): string[] {
+  /**
+   * The index of every indexed column but JSON ones (no query this driver builds can use them)
+   * and the leading key column (the primary key covers it); a DECIMAL field's index covers its
+   * shadow column.
+   */
+  indexes(): { field: string; name: string; column: string }[] {
     const { descriptor } = this;
-    const statements: string[] = [];
-    for (const column of this.columns) {
-      // An index on JSON text serves no query this driver builds; key columns have the PK.
-      if (!column.indexed || column.kind === 'json') continue;
-      if (descriptor.key[0] === column.name) continue;
-      const indexed = column.kind === 'decimal' ? decimalShadowColumn(column.name) : column.name;
-      statements.push(
-        `CREATE INDEX IF NOT EXISTS ${quoteIdentifier(indexName(descriptor.table, column.name))} ` +
-          `ON ${this.tableSql} (${quoteIdentifier(indexed)})`,
-      );
-    }
-    return statements;
+    return this.columns
+      .filter((c) => c.indexed && c.kind !== 'json' && descriptor.key[0] !== c.name)
+      .map((c) => ({
+        field: c.name,
+        name: indexName(descriptor.table, c.name),
+        column: c.kind === 'decimal' ? decimalShadowColumn(c.name) : c.name,
+      }));
+  }
+
+  /** `CREATE INDEX IF NOT EXISTS` for every index of `indexes()`. */
+  createIndexSql(): string[] {
+    return this.indexes().map(
+      (index) =>
+        `CREATE INDEX IF NOT EXISTS ${quoteIdentifier(index.name)} ` +
+        `ON ${this.tableSql} (${quoteIdentifier(index.column)})`,
+    );
   }
 
   /** Every column the table must have, for checking a table created by an older schema. */
@@ -202,7 +210,8 @@ export class TableLayout {
   }
 }
 
-function indexName(table: string, column: string): string {
+/** Name of the index of an indexed field. */
+export function indexName(table: string, column: string): string {
   return `${table}__${column}__idx`;
 }
 

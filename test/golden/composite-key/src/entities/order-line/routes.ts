@@ -12,6 +12,7 @@ import {
   replaceRecord,
   type RestConfig,
 } from '@entity-gen/runtime';
+import { orderLineHooks as hooks } from '../../hooks/order-line.js';
 import { orderLineDefinition as definition } from './definition.js';
 
 /** REST configuration of ORDER_LINE: allowed methods and how lists are paged and sorted. */
@@ -22,22 +23,23 @@ export const orderLineRestConfig: RestConfig = {
 
 /**
  * HTTP handlers of ORDER_LINE: `/data/order_line` and `/data/order_line/{id}` (the entity name is
- * matched case-insensitively).
+ * matched case-insensitively). They call the hooks of `src/hooks/order-line.ts`.
  */
 export const orderLineRoutes: DataRoutes = {
   definition,
+  hooks,
   /** GET /data/order_line: lists records, filtered, sorted and paged. */
   list: (ctx, data) => listRecords(ctx, data, definition, orderLineRestConfig),
   /** GET /entity/order_line/recordCounts: counts records matching the filters. */
   count: (ctx, data) => countRecords(ctx, data, definition, orderLineRestConfig),
   /** POST /data/order_line: inserts one record, or a list of records in one transaction. */
-  insert: (ctx, data) => insertRecords(ctx, data, definition),
+  insert: (ctx, data) => insertRecords(ctx, data, definition, hooks),
   /** GET /data/order_line/{id}: reads one record. */
   get: (ctx, data, id) => getRecord(ctx, data, definition, id),
   /** PUT /data/order_line/{id}: replaces a record, renames it, or creates it when absent. */
-  replace: (ctx, data, id) => replaceRecord(ctx, data, definition, id),
+  replace: (ctx, data, id) => replaceRecord(ctx, data, definition, id, hooks),
   /** PATCH /data/order_line/{id}: changes some fields of a record. */
-  patch: (ctx, data, id) => patchRecord(ctx, data, definition, id),
+  patch: (ctx, data, id) => patchRecord(ctx, data, definition, id, hooks),
   /** DELETE /data/order_line/{id}: deletes a record and returns it. */
-  remove: (ctx, data, id) => deleteRecord(ctx, data, definition, id),
+  remove: (ctx, data, id) => deleteRecord(ctx, data, definition, id, hooks),
 };

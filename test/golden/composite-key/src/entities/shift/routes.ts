@@ -12,6 +12,7 @@ import {
   replaceRecord,
   type RestConfig,
 } from '@entity-gen/runtime';
+import { shiftHooks as hooks } from '../../hooks/shift.js';
 import { shiftDefinition as definition } from './definition.js';
 
 /** REST configuration of SHIFT: allowed methods and how lists are paged and sorted. */
@@ -22,22 +23,23 @@ export const shiftRestConfig: RestConfig = {
 
 /**
  * HTTP handlers of SHIFT: `/data/shift` and `/data/shift/{id}` (the entity name is
- * matched case-insensitively).
+ * matched case-insensitively). They call the hooks of `src/hooks/shift.ts`.
  */
 export const shiftRoutes: DataRoutes = {
   definition,
+  hooks,
   /** GET /data/shift: lists records, filtered, sorted and paged. */
   list: (ctx, data) => listRecords(ctx, data, definition, shiftRestConfig),
   /** GET /entity/shift/recordCounts: counts records matching the filters. */
   count: (ctx, data) => countRecords(ctx, data, definition, shiftRestConfig),
   /** POST /data/shift: inserts one record, or a list of records in one transaction. */
-  insert: (ctx, data) => insertRecords(ctx, data, definition),
+  insert: (ctx, data) => insertRecords(ctx, data, definition, hooks),
   /** GET /data/shift/{id}: reads one record. */
   get: (ctx, data, id) => getRecord(ctx, data, definition, id),
   /** PUT /data/shift/{id}: replaces a record, renames it, or creates it when absent. */
-  replace: (ctx, data, id) => replaceRecord(ctx, data, definition, id),
+  replace: (ctx, data, id) => replaceRecord(ctx, data, definition, id, hooks),
   /** PATCH /data/shift/{id}: changes some fields of a record. */
-  patch: (ctx, data, id) => patchRecord(ctx, data, definition, id),
+  patch: (ctx, data, id) => patchRecord(ctx, data, definition, id, hooks),
   /** DELETE /data/shift/{id}: deletes a record and returns it. */
-  remove: (ctx, data, id) => deleteRecord(ctx, data, definition, id),
+  remove: (ctx, data, id) => deleteRecord(ctx, data, definition, id, hooks),
 };

@@ -12,6 +12,7 @@ import {
   replaceRecord,
   type RestConfig,
 } from '@entity-gen/runtime';
+import { customerHooks as hooks } from '../../hooks/customer.js';
 import { customerDefinition as definition } from './definition.js';
 
 /** REST configuration of CUSTOMER: allowed methods and how lists are paged and sorted. */
@@ -22,22 +23,23 @@ export const customerRestConfig: RestConfig = {
 
 /**
  * HTTP handlers of CUSTOMER: `/data/customer` and `/data/customer/{id}` (the entity name is
- * matched case-insensitively).
+ * matched case-insensitively). They call the hooks of `src/hooks/customer.ts`.
  */
 export const customerRoutes: DataRoutes = {
   definition,
+  hooks,
   /** GET /data/customer: lists records, filtered, sorted and paged. */
   list: (ctx, data) => listRecords(ctx, data, definition, customerRestConfig),
   /** GET /entity/customer/recordCounts: counts records matching the filters. */
   count: (ctx, data) => countRecords(ctx, data, definition, customerRestConfig),
   /** POST /data/customer: inserts one record, or a list of records in one transaction. */
-  insert: (ctx, data) => insertRecords(ctx, data, definition),
+  insert: (ctx, data) => insertRecords(ctx, data, definition, hooks),
   /** GET /data/customer/{id}: reads one record. */
   get: (ctx, data, id) => getRecord(ctx, data, definition, id),
   /** PUT /data/customer/{id}: replaces a record, renames it, or creates it when absent. */
-  replace: (ctx, data, id) => replaceRecord(ctx, data, definition, id),
+  replace: (ctx, data, id) => replaceRecord(ctx, data, definition, id, hooks),
   /** PATCH /data/customer/{id}: changes some fields of a record. */
-  patch: (ctx, data, id) => patchRecord(ctx, data, definition, id),
+  patch: (ctx, data, id) => patchRecord(ctx, data, definition, id, hooks),
   /** DELETE /data/customer/{id}: deletes a record and returns it. */
-  remove: (ctx, data, id) => deleteRecord(ctx, data, definition, id),
+  remove: (ctx, data, id) => deleteRecord(ctx, data, definition, id, hooks),
 };

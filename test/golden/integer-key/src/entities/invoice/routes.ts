@@ -12,6 +12,7 @@ import {
   replaceRecord,
   type RestConfig,
 } from '@entity-gen/runtime';
+import { invoiceHooks as hooks } from '../../hooks/invoice.js';
 import { invoiceDefinition as definition } from './definition.js';
 
 /** REST configuration of INVOICE: allowed methods and how lists are paged and sorted. */
@@ -22,22 +23,23 @@ export const invoiceRestConfig: RestConfig = {
 
 /**
  * HTTP handlers of INVOICE: `/data/invoice` and `/data/invoice/{id}` (the entity name is
- * matched case-insensitively).
+ * matched case-insensitively). They call the hooks of `src/hooks/invoice.ts`.
  */
 export const invoiceRoutes: DataRoutes = {
   definition,
+  hooks,
   /** GET /data/invoice: lists records, filtered, sorted and paged. */
   list: (ctx, data) => listRecords(ctx, data, definition, invoiceRestConfig),
   /** GET /entity/invoice/recordCounts: counts records matching the filters. */
   count: (ctx, data) => countRecords(ctx, data, definition, invoiceRestConfig),
   /** POST /data/invoice: inserts one record, or a list of records in one transaction. */
-  insert: (ctx, data) => insertRecords(ctx, data, definition),
+  insert: (ctx, data) => insertRecords(ctx, data, definition, hooks),
   /** GET /data/invoice/{id}: reads one record. */
   get: (ctx, data, id) => getRecord(ctx, data, definition, id),
   /** PUT /data/invoice/{id}: replaces a record, renames it, or creates it when absent. */
-  replace: (ctx, data, id) => replaceRecord(ctx, data, definition, id),
+  replace: (ctx, data, id) => replaceRecord(ctx, data, definition, id, hooks),
   /** PATCH /data/invoice/{id}: changes some fields of a record. */
-  patch: (ctx, data, id) => patchRecord(ctx, data, definition, id),
+  patch: (ctx, data, id) => patchRecord(ctx, data, definition, id, hooks),
   /** DELETE /data/invoice/{id}: deletes a record and returns it. */
-  remove: (ctx, data, id) => deleteRecord(ctx, data, definition, id),
+  remove: (ctx, data, id) => deleteRecord(ctx, data, definition, id, hooks),
 };

@@ -8,6 +8,7 @@ import {
   insertRecords,
   type RestConfig,
 } from '@entity-gen/runtime';
+import { categoryHooks as hooks } from '../../hooks/category.js';
 import { categoryDefinition as definition } from './definition.js';
 
 /** REST configuration of CATEGORY: allowed methods and how lists are paged and sorted. */
@@ -18,16 +19,17 @@ export const categoryRestConfig: RestConfig = {
 
 /**
  * HTTP handlers of CATEGORY: `/data/category` and `/data/category/{id}` (the entity name is
- * matched case-insensitively).
+ * matched case-insensitively). They call the hooks of `src/hooks/category.ts`.
  */
 export const categoryRoutes: DataRoutes = {
   definition,
+  hooks,
   /** GET /data/category: lists records, filtered, sorted and paged. */
   list: forbidden(definition, 'GET_LIST'),
   /** GET /entity/category/recordCounts: counts records matching the filters. */
   count: forbidden(definition, 'GET_LIST'),
   /** POST /data/category: inserts one record, or a list of records in one transaction. */
-  insert: (ctx, data) => insertRecords(ctx, data, definition),
+  insert: (ctx, data) => insertRecords(ctx, data, definition, hooks),
   /** GET /data/category/{id}: reads one record. */
   get: (ctx, data, id) => getRecord(ctx, data, definition, id),
   /** PUT /data/category/{id}: replaces a record, renames it, or creates it when absent. */

@@ -12,6 +12,7 @@ import {
   replaceRecord,
   type RestConfig,
 } from '@entity-gen/runtime';
+import { productHooks as hooks } from '../../hooks/product.js';
 import { productDefinition as definition } from './definition.js';
 
 /** REST configuration of PRODUCT: allowed methods and how lists are paged and sorted. */
@@ -26,22 +27,23 @@ export const productRestConfig: RestConfig = {
 
 /**
  * HTTP handlers of PRODUCT: `/data/product` and `/data/product/{id}` (the entity name is
- * matched case-insensitively).
+ * matched case-insensitively). They call the hooks of `src/hooks/product.ts`.
  */
 export const productRoutes: DataRoutes = {
   definition,
+  hooks,
   /** GET /data/product: lists records, filtered, sorted and paged. */
   list: (ctx, data) => listRecords(ctx, data, definition, productRestConfig),
   /** GET /entity/product/recordCounts: counts records matching the filters. */
   count: (ctx, data) => countRecords(ctx, data, definition, productRestConfig),
   /** POST /data/product: inserts one record, or a list of records in one transaction. */
-  insert: (ctx, data) => insertRecords(ctx, data, definition),
+  insert: (ctx, data) => insertRecords(ctx, data, definition, hooks),
   /** GET /data/product/{id}: reads one record. */
   get: (ctx, data, id) => getRecord(ctx, data, definition, id),
   /** PUT /data/product/{id}: replaces a record, renames it, or creates it when absent. */
-  replace: (ctx, data, id) => replaceRecord(ctx, data, definition, id),
+  replace: (ctx, data, id) => replaceRecord(ctx, data, definition, id, hooks),
   /** PATCH /data/product/{id}: changes some fields of a record. */
-  patch: (ctx, data, id) => patchRecord(ctx, data, definition, id),
+  patch: (ctx, data, id) => patchRecord(ctx, data, definition, id, hooks),
   /** DELETE /data/product/{id}: deletes a record and returns it. */
-  remove: (ctx, data, id) => deleteRecord(ctx, data, definition, id),
+  remove: (ctx, data, id) => deleteRecord(ctx, data, definition, id, hooks),
 };

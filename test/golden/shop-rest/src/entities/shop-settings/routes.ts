@@ -12,6 +12,7 @@ import {
   replaceRecord,
   type RestConfig,
 } from '@entity-gen/runtime';
+import { shopSettingsHooks as hooks } from '../../hooks/shop-settings.js';
 import { shopSettingsDefinition as definition } from './definition.js';
 
 /** REST configuration of SHOP_SETTINGS: allowed methods and how lists are paged and sorted. */
@@ -22,22 +23,23 @@ export const shopSettingsRestConfig: RestConfig = {
 
 /**
  * HTTP handlers of SHOP_SETTINGS: `/data/shop_settings` and `/data/shop_settings/{id}` (the entity name is
- * matched case-insensitively).
+ * matched case-insensitively). They call the hooks of `src/hooks/shop-settings.ts`.
  */
 export const shopSettingsRoutes: DataRoutes = {
   definition,
+  hooks,
   /** GET /data/shop_settings: lists records, filtered, sorted and paged. */
   list: (ctx, data) => listRecords(ctx, data, definition, shopSettingsRestConfig),
   /** GET /entity/shop_settings/recordCounts: counts records matching the filters. */
   count: (ctx, data) => countRecords(ctx, data, definition, shopSettingsRestConfig),
   /** POST /data/shop_settings: inserts one record, or a list of records in one transaction. */
-  insert: (ctx, data) => insertRecords(ctx, data, definition),
+  insert: (ctx, data) => insertRecords(ctx, data, definition, hooks),
   /** GET /data/shop_settings/{id}: reads one record. */
   get: (ctx, data, id) => getRecord(ctx, data, definition, id),
   /** PUT /data/shop_settings/{id}: replaces a record, renames it, or creates it when absent. */
-  replace: (ctx, data, id) => replaceRecord(ctx, data, definition, id),
+  replace: (ctx, data, id) => replaceRecord(ctx, data, definition, id, hooks),
   /** PATCH /data/shop_settings/{id}: changes some fields of a record. */
-  patch: (ctx, data, id) => patchRecord(ctx, data, definition, id),
+  patch: (ctx, data, id) => patchRecord(ctx, data, definition, id, hooks),
   /** DELETE /data/shop_settings/{id}: deletes a record and returns it. */
-  remove: (ctx, data, id) => deleteRecord(ctx, data, definition, id),
+  remove: (ctx, data, id) => deleteRecord(ctx, data, definition, id, hooks),
 };

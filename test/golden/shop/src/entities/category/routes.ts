@@ -12,6 +12,7 @@ import {
   replaceRecord,
   type RestConfig,
 } from '@entity-gen/runtime';
+import { categoryHooks as hooks } from '../../hooks/category.js';
 import { categoryDefinition as definition } from './definition.js';
 
 /** REST configuration of CATEGORY: allowed methods and how lists are paged and sorted. */
@@ -22,22 +23,23 @@ export const categoryRestConfig: RestConfig = {
 
 /**
  * HTTP handlers of CATEGORY: `/data/category` and `/data/category/{id}` (the entity name is
- * matched case-insensitively).
+ * matched case-insensitively). They call the hooks of `src/hooks/category.ts`.
  */
 export const categoryRoutes: DataRoutes = {
   definition,
+  hooks,
   /** GET /data/category: lists records, filtered, sorted and paged. */
   list: (ctx, data) => listRecords(ctx, data, definition, categoryRestConfig),
   /** GET /entity/category/recordCounts: counts records matching the filters. */
   count: (ctx, data) => countRecords(ctx, data, definition, categoryRestConfig),
   /** POST /data/category: inserts one record, or a list of records in one transaction. */
-  insert: (ctx, data) => insertRecords(ctx, data, definition),
+  insert: (ctx, data) => insertRecords(ctx, data, definition, hooks),
   /** GET /data/category/{id}: reads one record. */
   get: (ctx, data, id) => getRecord(ctx, data, definition, id),
   /** PUT /data/category/{id}: replaces a record, renames it, or creates it when absent. */
-  replace: (ctx, data, id) => replaceRecord(ctx, data, definition, id),
+  replace: (ctx, data, id) => replaceRecord(ctx, data, definition, id, hooks),
   /** PATCH /data/category/{id}: changes some fields of a record. */
-  patch: (ctx, data, id) => patchRecord(ctx, data, definition, id),
+  patch: (ctx, data, id) => patchRecord(ctx, data, definition, id, hooks),
   /** DELETE /data/category/{id}: deletes a record and returns it. */
-  remove: (ctx, data, id) => deleteRecord(ctx, data, definition, id),
+  remove: (ctx, data, id) => deleteRecord(ctx, data, definition, id, hooks),
 };

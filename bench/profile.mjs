@@ -1,0 +1,165 @@
+#!/usr/bin/env node
+// CPU profiles of the generator and of the generated service under load, summarized (top self
+// time by function and by package) into bench/results/profile.md; the .cpuprofile files stay in
+// bench/output/profiles (open them in Chrome DevTools or speedscope).
+//
+//   node bench/profile.mjs [--only=generate,service] [--seconds=4] [--entities=100] [--large=1000]
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { profileMarkdown, summarizeProfile } from './lib/cpuprofile.mjs';
+import { loadRun } from './lib/load.mjs';
+import { productRecord, syntheticSchemaYaml } from './lib/data.mjs';
+import { killAll, runCommand, startServer } from './lib/servers.mjs';
+import {
+  BATCH,
+  BENCH,
+  buildService,
+  CLI,
+  copyDb,
+  DATA,
+  ensureBuilt,
+  OUTPUT,
+  postJson,
+  RESULTS,
+  ROOT,
+  seedShopDb,
+  shopOperations,
+  sqliteUrl,
+  writeSchema,
+} from './lib/setup.mjs';
+
+const argv = process.argv.slice(2);
+const option = (name) => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const only = option('only')?.split(',') ?? ['generate', 'service'];
+const SECONDS = Number(option('seconds') ?? 4);
+const ENTITIES = Number(option('entities') ?? 100);
+const SEED = 100_000;
+const PROFILES = join(OUTPUT, 'profiles');
+const log = (...parts) => console.log('[profile]', ...parts);
+
+/** Frames whose inclusive time tells where the generator spends its time. */
+const GENERATOR_GROUPS = [
+  ['prettier (all of it)', /prettier\//],
+  ['prettier markdown plugin (README.md)', /prettier\/plugins\/markdown/],
+  ['prettier typescript/estree plugins (.ts files)', /prettier\/plugins\/(typescript|estree)/],
+  ['ts-morph + TypeScript compiler (types.ts)', /(ts-morph|@ts-morph\/common)\//],
+  ['json-schema-to-typescript (types.ts)', /json-schema-to-typescript\//],
+  ['handlebars templates', /handlebars\//],
+  ['yaml parser', /yaml\/dist/],
+  ['schema validation + normalize (entity-gen)', /^(loadSchemas|normalize|validateEntityDocument) /],
+  ['module loading (compile of JS source)', /^(compileFunction|wrapSafe|compileSourceTextModule|link|instantiate)\b/],
+];
+const SERVICE_GROUPS = [
+  ['koa + @koa/router', / (koa|@koa\/router|koa-compose)\//],
+  ['@entity-gen/runtime (includes SQLite calls made from it)', / runtime\/dist\//],
+  ['better-sqlite3 transactions (incl. COMMIT + fsync)', / better-sqlite3\//],
+  ['pino logger', / pino\//],
+  ['node:http / net / streams', /node:(_http|http|net|internal\/streams|internal\/http)/],
+];
+
+/** Median wall time of a cold `node -e "await import(<module>)"` minus that of an empty script. */
+async function importCosts(out) {
+  const modules = ['ts-morph', 'prettier', 'json-schema-to-typescript', 'handlebars', 'yaml', 'commander'];
+  const time = async (code) => {
+    const runs = [];
+    for (let i = 0; i < 3; i++) runs.push((await runCommand(process.execPath, ['--input-type=module', '-e', code], { cwd: ROOT })).ms);
+    return runs.sort((a, b) => a - b)[1];
+  };
+  const empty = await time('0');
+  out.push('## Generator dependencies: cold import cost', '', `Median of 3 cold processes, minus an empty \`node\` process (${empty.toFixed(0)} ms).`, '', '| module | import ms |', '|---|---:|');
+  for (const name of modules) out.push(`| ${name} | ${((await time(`await import('${name}')`)) - empty).toFixed(0)} |`);
+  const cli = (await runCommand(process.execPath, [CLI, '--version'], { cwd: ROOT })).ms;
+  out.push(`| \`entity-gen --version\` (whole CLI, eager imports) | ${(cli - empty).toFixed(0)} |`, '');
+}
+
+async function profileGenerator(out) {
+  mkdirSync(PROFILES, { recursive: true });
+  log('import costs');
+  await importCosts(out);
+  for (const size of [1, ENTITIES, ...(option('large') === undefined ? [] : [Number(option('large'))])]) {
+    const schema = writeSchema(`synthetic-${size}.yaml`, syntheticSchemaYaml(size));
+    const dir = join(PROFILES, `generate-${size}`);
+    rmSync(dir, { recursive: true, force: true });
+    const target = join(OUTPUT, `profile-gen-${size}`);
+    rmSync(target, { recursive: true, force: true });
+    log(`generate ${size} entities with --cpu-prof`);
+    const run = await runCommand(
+      process.execPath,
+      ['--cpu-prof', `--cpu-prof-dir=${dir}`, CLI, 'generate', relative(ROOT, schema), '-o', relative(ROOT, target)],
+      { cwd: ROOT },
+    );
+    if (run.code !== 0) throw new Error(run.stderr);
+    const file = join(dir, readdirSync(dir)[0]);
+    out.push(
+      `## Generator: \`entity-gen generate\` on ${size} synthetic entit${size === 1 ? 'y' : 'ies'} (wall ${(run.ms / 1000).toFixed(2)} s with the profiler on)`,
+      '',
+      `Profile: \`${relative(ROOT, file)}\``,
+      '',
+      profileMarkdown(summarizeProfile(file), { top: 20, inclusive: GENERATOR_GROUPS }),
+      '',
+    );
+  }
+}
+
+async function profileService(out) {
+  const shop = await buildService('shop', join(ROOT, 'fixtures', 'shop', 'shop.yaml'), { log });
+  const seedDb = await seedShopDb(shop, SEED, { log });
+  const operations = shopOperations(SEED);
+  const targets = [
+    ['generated', join(shop, 'dist', 'server.js'), (file) => ({ DATABASE_URL: sqliteUrl(file) })],
+    ['koa', join(BENCH, 'baselines', 'koa-sqlite.mjs'), (file) => ({ DATABASE_FILE: file })],
+  ];
+  for (const op of ['get', 'post', 'count', 'patch', 'bulk']) {
+    for (const [name, script, env] of targets) {
+      const dir = join(PROFILES, `${name}-${op}`);
+      rmSync(dir, { recursive: true, force: true });
+      const db = copyDb(seedDb, join(DATA, `profile-${name}.db`));
+      const server = await startServer(name, script, env(db), { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`] });
+      let what;
+      try {
+        if (op === 'bulk') {
+          const times = [];
+          for (let b = 0; b < 6; b++) {
+            const records = Array.from({ length: BATCH }, (_, i) => productRecord(`PB${b}-${i}`, i));
+            times.push((await postJson(`${server.url}/data/product`, JSON.stringify({ data: records }))).ms);
+          }
+          what = `6 POSTs of ${BATCH} records: ${times.map((t) => t.toFixed(0)).join(', ')} ms`;
+        } else {
+          const run = await loadRun(server.url, operations[op].request(`${name}p`), { connections: 50, seconds: SECONDS, warmupSeconds: 0.5 });
+          what = `${operations[op].label}, ${SECONDS} s at 50 connections: ${run.rps.toFixed(0)} req/s (slowed down by the profiler)`;
+        }
+      } finally {
+        await server.stop();
+      }
+      const file = join(dir, readdirSync(dir)[0]);
+      log(`${name} ${op}: ${what}`);
+      out.push(
+        `## Service (${name}): ${what}`,
+        '',
+        `Profile: \`${relative(ROOT, file)}\``,
+        '',
+        profileMarkdown(summarizeProfile(file), { top: 20, inclusive: SERVICE_GROUPS }),
+        '',
+      );
+    }
+  }
+}
+
+try {
+  await ensureBuilt({ log });
+  const out = [
+    '# CPU profiles',
+    '',
+    `Produced by \`node bench/profile.mjs\` on ${new Date().toISOString()}. Self time is the time a function spends in its own code; "inclusive" counts every sample whose stack contains a matching frame (async stacks are cut at each await, so inclusive figures are lower bounds).`,
+    '',
+  ];
+  if (only.includes('generate')) await profileGenerator(out);
+  if (only.includes('service')) await profileService(out);
+  mkdirSync(RESULTS, { recursive: true });
+  writeFileSync(join(RESULTS, 'profile.md'), `${out.join('\n')}\n`);
+  log(`wrote ${relative(ROOT, join(RESULTS, 'profile.md'))}`);
+} catch (error) {
+  killAll();
+  console.error(error);
+  process.exitCode = 1;
+}

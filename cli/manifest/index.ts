@@ -1,0 +1,122 @@
+/**
+ * The manifest of an output folder, `.entity-gen/manifest.json`: which files the generator owns
+ * (with the hash of what it wrote) and the schema they were generated from. It is what lets a run
+ * tell a file the user edited from one the generator may rewrite or delete, and what the
+ * migrations planner diffs the new schema against.
+ *
+ *     {"format": 1, "generator": "0.1.0", "schemaHash": "<sha-256 hex>",
+ *      "schema": [<ENTITY documents as written, sorted by entity name>],
+ *      "files": {"<path>": "sha256:<hex>", ...}}
+ *
+ * Keys in that order, files sorted by path, 2-space JSON with a trailing newline. The manifest
+ * does not list itself, nor the user's files (`src/hooks/*`, `src/server.ts`).
+ */
+import { createHash } from 'node:crypto';
+import type { JsonValue } from '../schema/types.js';
+
+/** Where the manifest lives inside the output folder. */
+export const MANIFEST_PATH = '.entity-gen/manifest.json';
+
+/** The manifest format this generator reads and writes. */
+export const MANIFEST_FORMAT = 1;
+
+export interface Manifest {
+  readonly format: typeof MANIFEST_FORMAT;
+  /** Version of the entity-gen that wrote it. */
+  readonly generator: string;
+  /** `SchemaModel.hash` of the schema the files were generated from. */
+  readonly schemaHash: string;
+  /** The ENTITY documents as written, sorted by entity name. */
+  readonly schema: readonly JsonValue[];
+  /** Every generator-owned file, by path relative to the output folder: `sha256:<hex>`. */
+  readonly files: Readonly<Record<string, string>>;
+}
+
+/** The hash the manifest records for a file's contents: `sha256:<hex of the UTF-8 bytes>`. */
+export function contentHash(contents: string): string {
+  return `sha256:${createHash('sha256').update(contents, 'utf8').digest('hex')}`;
+}
+
+/** The manifest's text: fixed key order, files sorted by path, 2-space JSON, trailing newline. */
+export function renderManifest(manifest: Manifest): string {
+  const files: Record<string, string> = {};
+  for (const path of Object.keys(manifest.files).sort(comparePaths)) {
+    files[path] = manifest.files[path] ?? '';
+  }
+  const ordered = {
+    format: manifest.format,
+    generator: manifest.generator,
+    schemaHash: manifest.schemaHash,
+    schema: manifest.schema,
+    files,
+  };
+  return `${JSON.stringify(ordered, null, 2)}\n`;
+}
+
+/** Outcome of reading a manifest: the manifest, or why it cannot be used. */
+export type ParsedManifest =
+  | { readonly manifest: Manifest; readonly problem?: undefined }
+  | { readonly manifest?: undefined; readonly problem: string };
+
+/**
+ * Reads a manifest's text. Paths are checked to stay inside the output folder, so a tampered
+ * manifest cannot make a run delete files elsewhere.
+ */
+export function parseManifest(text: string): ParsedManifest {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    return {
+      problem: `not valid JSON (${error instanceof Error ? error.message : String(error)})`,
+    };
+  }
+  if (!isObject(parsed)) return { problem: 'not a JSON object' };
+  const { format, generator, schemaHash, schema, files } = parsed;
+  if (typeof format === 'number' && format > MANIFEST_FORMAT) {
+    return {
+      problem: `format ${format} was written by a newer entity-gen (${String(generator)}); upgrade entity-gen`,
+    };
+  }
+  if (format !== MANIFEST_FORMAT) return { problem: `unknown format ${JSON.stringify(format)}` };
+  if (typeof generator !== 'string') return { problem: '"generator" is not a string' };
+  if (typeof schemaHash !== 'string') return { problem: '"schemaHash" is not a string' };
+  if (!Array.isArray(schema)) return { problem: '"schema" is not a list' };
+  if (!isObject(files)) return { problem: '"files" is not an object' };
+  const hashes: Record<string, string> = {};
+  for (const [path, hash] of Object.entries(files)) {
+    if (!isSafeRelativePath(path) || path === MANIFEST_PATH) {
+      return {
+        problem: `"files" names ${JSON.stringify(path)}, which is not a path inside the output folder`,
+      };
+    }
+    if (typeof hash !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(hash)) {
+      return { problem: `the hash of ${path} is not of the form sha256:<64 hex digits>` };
+    }
+    hashes[path] = hash;
+  }
+  return {
+    manifest: {
+      format: MANIFEST_FORMAT,
+      generator,
+      schemaHash,
+      schema: schema as JsonValue[],
+      files: hashes,
+    },
+  };
+}
+
+/** A `/`-separated relative path without empty, `.` or `..` segments. */
+export function isSafeRelativePath(path: string): boolean {
+  if (path === '' || path.startsWith('/') || /[\\\0]|^[A-Za-z]:/.test(path)) return false;
+  return path.split('/').every((segment) => segment !== '' && segment !== '.' && segment !== '..');
+}
+
+/** Orders paths by UTF-16 code units, the order of every file list entity-gen prints. */
+export function comparePaths(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

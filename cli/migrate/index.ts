@@ -1,0 +1,234 @@
+/**
+ * Migrations from schema changes: diffs the schema of the previous generation (the manifest's
+ * snapshot) with the new model and writes one numbered migration per run, as a pair of files
+ * `migrations/<seq>_<slug>_<hash8>.sqlite.sql` / `.postgres.sql`. The generated service applies
+ * them at start-up (runtime `migrations.ts`). Pure: no disk, no clock. See docs/migrations.md.
+ */
+import { createHash } from 'node:crypto';
+import type { Diagnostic } from '../diagnostics.js';
+import { sortDiagnostics } from '../diagnostics.js';
+import { headerLine } from '../generate/emit.js';
+import { normalize } from '../model/normalize.js';
+import type { EntityModel, SchemaModel } from '../model/types.js';
+import { loadSchemas } from '../schema/index.js';
+import type { JsonValue } from '../schema/types.js';
+import { diffModels, hasStorageChange, type EntityDiff, type MigrationStep } from './diff.js';
+import { postgresStatements } from './postgres.js';
+import { DIALECTS, type Dialect } from './sql.js';
+import { sqliteStatements } from './sqlite.js';
+
+export { MIGRATION_DIAGNOSTIC_CODES, type MigrationDiagnosticCode } from './codes.js';
+export type { MigrationStep } from './diff.js';
+
+/** Folder of the migration files inside the generated service. */
+export const MIGRATIONS_DIR = 'migrations';
+
+export interface MigrationOptions {
+  /** Accept changes that delete or narrow stored data. */
+  readonly allowDataLoss: boolean;
+  /** Names of the files already in `<out>/migrations` (with or without the folder). */
+  readonly existingMigrations: readonly string[];
+  /** Where the previous schema was read from, for its diagnostics (default `.entity-gen/manifest.json`). */
+  readonly previousSchemaFile?: string;
+}
+
+export interface MigrationPlan {
+  /** The new migration's two files (paths under `migrations/`), or none when storage does not change or there are diagnostics. */
+  readonly files: { path: string; contents: string }[];
+  /** What the migration does, in order; destructive steps lose data. */
+  readonly steps: MigrationStep[];
+  /** Changes that are refused (or impossible), located in the schema. */
+  readonly diagnostics: Diagnostic[];
+}
+
+/** Shown in diagnostics about the previous schema when the caller does not say where it was read. */
+const DEFAULT_PREVIOUS_FILE = '.entity-gen/manifest.json';
+
+/**
+ * Plans the migration from `previousSchema` (the ENTITY documents recorded by the previous
+ * generation; `undefined` on the first generation, which needs none: the service creates its
+ * tables) to `model`.
+ *
+ * @example planMigrations(manifest.schema, model, { allowDataLoss: false, existingMigrations: [] })
+ */
+export function planMigrations(
+  previousSchema: readonly JsonValue[] | undefined,
+  model: SchemaModel,
+  options: MigrationOptions,
+): MigrationPlan {
+  if (previousSchema === undefined) return { files: [], steps: [], diagnostics: [] };
+  const previous = loadPrevious(
+    previousSchema,
+    options.previousSchemaFile ?? DEFAULT_PREVIOUS_FILE,
+  );
+  if ('diagnostics' in previous) return { files: [], steps: [], diagnostics: previous.diagnostics };
+  const diff = diffModels(previous.entities, model, options.allowDataLoss);
+  const steps = [...diff.steps];
+  const diagnostics = sortDiagnostics(diff.diagnostics);
+  // Only changes with SQL (an index flag on the first key column, say, has none).
+  const changes = diff.entities.filter(
+    (change) =>
+      hasStorageChange(change) &&
+      (sqliteStatements(change).length > 0 || postgresStatements(change).length > 0),
+  );
+  if (diagnostics.length > 0 || changes.length === 0) {
+    return { files: [], steps: changes.length === 0 ? [] : steps, diagnostics };
+  }
+  const bodies = new Map(DIALECTS.map((dialect) => [dialect, body(dialect, changes)]));
+  const hash = sha256(DIALECTS.map((dialect) => bodies.get(dialect)!).join('\n')).slice(0, 8);
+  const id = `${String(nextSequence(options.existingMigrations)).padStart(4, '0')}_${slug(changes)}_${hash}`;
+  const files = DIALECTS.map((dialect) => ({
+    path: `${MIGRATIONS_DIR}/${id}.${dialect}.sql`,
+    contents: header(id, dialect, previous.hash, model, steps) + bodies.get(dialect)!,
+  }));
+  return { files, steps, diagnostics: [] };
+}
+
+/** The previous model, re-loaded and re-normalized exactly like a schema file. */
+function loadPrevious(
+  documents: readonly JsonValue[],
+  file: string,
+): { entities: readonly EntityModel[]; hash: string } | { diagnostics: Diagnostic[] } {
+  if (documents.length === 0) return { entities: [], hash: '' };
+  const loaded = loadSchemas([{ file, text: JSON.stringify(documents) }]);
+  const normalized = loaded.diagnostics.length > 0 ? undefined : normalize(loaded.entities);
+  const problems =
+    loaded.diagnostics.length > 0 ? loaded.diagnostics : (normalized?.diagnostics ?? []);
+  if (normalized?.model !== undefined) {
+    return { entities: normalized.model.entities, hash: normalized.model.shortHash };
+  }
+  return {
+    diagnostics: [
+      {
+        file,
+        line: 1,
+        column: 1,
+        code: 'MIGRATION_PREVIOUS_SCHEMA_INVALID',
+        message:
+          `The schema recorded by the previous generation does not load any more, so no migration ` +
+          `can be planned from it: ${problems
+            .slice(0, 3)
+            .map((problem) => `${problem.message} (${problem.code})`)
+            .join('; ')}`,
+      },
+    ],
+  };
+}
+
+/** 1 + the highest sequence number among the existing files (`0007_…` → 8); 1 for none. */
+export function nextSequence(existing: readonly string[]): number {
+  let highest = 0;
+  for (const path of existing) {
+    const name = path.slice(path.lastIndexOf('/') + 1);
+    const match = /^(\d+)_/.exec(name);
+    if (match !== null) highest = Math.max(highest, Number(match[1]));
+  }
+  return highest + 1;
+}
+
+/** A short name of the change for the file name: its first step, and how many more follow. */
+function slug(changes: readonly EntityDiff[]): string {
+  const first = changes[0]!;
+  let words: string[];
+  switch (first.kind) {
+    case 'create':
+      words = ['create', first.new.name];
+      break;
+    case 'drop':
+      words = ['remove', first.old.name];
+      break;
+    case 'alter':
+      words = alterWords(first);
+      break;
+  }
+  const text = words
+    .join('-')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 40)
+    .replace(/-+$/, '');
+  const more = changes.length > 1 ? `-and-${changes.length - 1}-more` : '';
+  return `${text === '' ? 'change' : text}${more}`;
+}
+
+function alterWords(diff: Extract<EntityDiff, { kind: 'alter' }>): string[] {
+  const entity = diff.new.name;
+  if (diff.rekey) return ['rekey', entity];
+  if (diff.old.name !== diff.new.name) return ['rename', diff.old.name, 'to', entity];
+  const renamed = diff.kept.find((field) => field.old.name !== field.new.name);
+  if (renamed !== undefined) return ['rename', entity, renamed.old.name, 'to', renamed.new.name];
+  const dropped = diff.dropped[0];
+  if (dropped !== undefined) return ['remove', entity, dropped.name];
+  const added = diff.added[0];
+  if (added !== undefined) return ['add', entity, added.name];
+  const changed = diff.kept.find(
+    (field) => field.conversion !== undefined && field.conversion.change.op !== 'identity',
+  );
+  if (changed !== undefined) return ['convert', entity, changed.new.name];
+  const required = diff.kept.find((field) => field.old.required !== field.new.required);
+  if (required !== undefined) {
+    return [required.new.required ? 'require' : 'relax', entity, required.new.name];
+  }
+  const indexed = diff.kept.find((field) => field.old.indexed !== field.new.indexed);
+  return indexed === undefined ? ['change', entity] : ['index', entity, indexed.new.name];
+}
+
+function body(dialect: Dialect, changes: readonly EntityDiff[]): string {
+  const render = dialect === 'sqlite' ? sqliteStatements : postgresStatements;
+  return changes
+    .flatMap((diff) => render(diff))
+    .map((statement) => `${statement};\n`)
+    .join('\n');
+}
+
+const DIALECT_NAMES: Readonly<Record<Dialect, string>> = {
+  sqlite: 'SQLite',
+  postgres: 'PostgreSQL',
+};
+
+function header(
+  id: string,
+  dialect: Dialect,
+  previousHash: string,
+  model: SchemaModel,
+  steps: readonly MigrationStep[],
+): string {
+  const lines = [
+    headerLine(model, model.sourceFiles),
+    `Migration ${id} for ${DIALECT_NAMES[dialect]}: schema ${previousHash === '' ? '(none)' : previousHash} to ${model.shortHash}.`,
+    'The service runs it at start-up, in one transaction with any other pending migration, and',
+    'records it in _eg_migrations. Never edit or delete it once it ran anywhere (docs/migrations.md).',
+    '',
+    'Steps:',
+    ...steps.map(
+      (step, index) =>
+        `  ${index + 1}. ${step.destructive ? 'DESTRUCTIVE: ' : ''}${step.description}`,
+    ),
+  ];
+  return `${lines.map((line) => (line === '' ? '--' : `-- ${line}`)).join('\n')}\n\n`;
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/**
+ * The plan as a reviewer reads it: destructive steps first under a warning, then the others.
+ *
+ * @example console.log(describeSteps(plan.steps))
+ */
+export function describeSteps(steps: readonly MigrationStep[]): string {
+  const destructive = steps.filter((step) => step.destructive);
+  const safe = steps.filter((step) => !step.destructive);
+  const lines: string[] = [];
+  if (destructive.length > 0) {
+    lines.push(`!! ${destructive.length} DESTRUCTIVE step(s), stored data will be lost:`);
+    for (const step of destructive) lines.push(`  !! ${step.description}`);
+  }
+  if (safe.length > 0) {
+    lines.push(`${safe.length} step(s) keeping all data:`);
+    for (const step of safe) lines.push(`  - ${step.description}`);
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,164 @@
+/**
+ * Migration SQL for the PostgreSQL driver's tables (NUMERIC, JSONB, TIMESTAMPTZ,
+ * TEXT COLLATE "C"; indexes `<table>__<field>__idx` with NULLS FIRST). Names are unqualified:
+ * the driver runs migrations with its schema first on the search path. Type changes use
+ * ALTER COLUMN … TYPE … USING; only a key change rebuilds the table.
+ */
+import {
+  ACTIVITY_TABLE,
+  CREATED_COLUMN,
+  UPDATED_COLUMN,
+  VERSION_COLUMN,
+  postgresDdl,
+  type TableDescriptor,
+} from '@entity-gen/runtime/ddl';
+import type { EntityModel, FieldModel } from '../model/types.js';
+import type { EntityDiff, KeptField } from './diff.js';
+import { keptValue, literal, nullOf, q, text } from './sql.js';
+import { tableDescriptor } from './tables.js';
+
+/** The statements of one entity's change, in order. */
+export function postgresStatements(diff: EntityDiff): string[] {
+  switch (diff.kind) {
+    case 'create': {
+      const table = tableDescriptor(diff.new);
+      return [postgresDdl.createTable(table), ...postgresDdl.createIndexes(table)];
+    }
+    case 'drop':
+      return [
+        `DROP TABLE IF EXISTS ${q(diff.old.tableName)}`,
+        `DELETE FROM ${q(ACTIVITY_TABLE)} WHERE "entity" = ${text(diff.old.name)}`,
+      ];
+    case 'alter':
+      return diff.rekey ? rebuild(diff) : alter(diff);
+  }
+}
+
+function alter(diff: Extract<EntityDiff, { kind: 'alter' }>): string[] {
+  const oldTable = tableDescriptor(diff.old);
+  const newTable = tableDescriptor(diff.new);
+  const t = q(newTable.table);
+  const statements: string[] = [];
+  const newIndexes = postgresDdl.indexes(newTable);
+  const renames: string[] = [];
+  // Indexes that stay (ALTER COLUMN TYPE rebuilds them), possibly under a new name.
+  const existing = new Set<string>();
+  for (const index of postgresDdl.indexes(oldTable)) {
+    const field = diff.kept.find((item) => item.old.name === index.field);
+    const target = newIndexes.find(
+      (other) => field !== undefined && other.field === field.new.name,
+    );
+    if (target === undefined) {
+      statements.push(`DROP INDEX IF EXISTS ${q(index.name)}`);
+      continue;
+    }
+    existing.add(target.name);
+    if (target.name !== index.name) {
+      renames.push(`ALTER INDEX ${q(index.name)} RENAME TO ${q(target.name)}`);
+    }
+  }
+  statements.push(...renames);
+  if (oldTable.table !== newTable.table) {
+    statements.push(`ALTER TABLE ${q(oldTable.table)} RENAME TO ${t}`);
+  }
+  if (diff.old.name !== diff.new.name) statements.push(renameActivity(diff.old, diff.new));
+  for (const field of diff.dropped) {
+    statements.push(`ALTER TABLE ${t} DROP COLUMN ${q(field.name)}`);
+  }
+  for (const field of diff.kept) {
+    if (field.old.name !== field.new.name) {
+      statements.push(
+        `ALTER TABLE ${t} RENAME COLUMN ${q(field.old.name)} TO ${q(field.new.name)}`,
+      );
+    }
+  }
+  for (const field of diff.kept) statements.push(...columnStatements(t, field));
+  for (const field of diff.added) statements.push(...addColumn(t, field));
+  const creates = postgresDdl.createIndexes(newTable);
+  newIndexes.forEach((index, position) => {
+    if (!existing.has(index.name)) statements.push(creates[position]!);
+  });
+  return statements;
+}
+
+function columnStatements(t: string, field: KeptField): string[] {
+  const { old: before, new: after } = field;
+  const column = q(after.name);
+  const statements: string[] = [];
+  if (before.required && !after.required) {
+    statements.push(`ALTER TABLE ${t} ALTER COLUMN ${column} DROP NOT NULL`);
+  }
+  const tighten = after.required && !before.required;
+  const type = postgresDdl.columnType(after.columnKind);
+  const value = keptValue('postgres', field, column);
+  if (postgresDdl.columnType(before.columnKind) !== type) {
+    statements.push(`ALTER TABLE ${t} ALTER COLUMN ${column} TYPE ${type} USING ${value}`);
+  } else if (field.conversion !== undefined && field.conversion.change.op !== 'identity') {
+    statements.push(`UPDATE ${t} SET ${column} = ${value}`);
+  } else if (tighten && after.default !== undefined) {
+    const fill = literal('postgres', after.columnKind, after.default);
+    statements.push(`UPDATE ${t} SET ${column} = ${fill} WHERE ${column} IS NULL`);
+  }
+  if (tighten) statements.push(`ALTER TABLE ${t} ALTER COLUMN ${column} SET NOT NULL`);
+  return statements;
+}
+
+function addColumn(t: string, field: FieldModel): string[] {
+  const column = q(field.name);
+  const type = postgresDdl.columnType(field.columnKind);
+  const notNull = field.required ? ' NOT NULL' : '';
+  if (field.default === undefined)
+    return [`ALTER TABLE ${t} ADD COLUMN ${column} ${type}${notNull}`];
+  // The default fills existing rows (without rewriting the table) and is then dropped again, so
+  // the column ends up exactly as the driver creates it.
+  return [
+    `ALTER TABLE ${t} ADD COLUMN ${column} ${type}${notNull} DEFAULT ${literal('postgres', field.columnKind, field.default)}`,
+    `ALTER TABLE ${t} ALTER COLUMN ${column} DROP DEFAULT`,
+  ];
+}
+
+/** A key change: copy every record into a table with the new key, dropping those that do not fit. */
+function rebuild(diff: Extract<EntityDiff, { kind: 'alter' }>): string[] {
+  const newTable = tableDescriptor(diff.new);
+  // Within PostgreSQL's 63-byte identifier limit (table names are ASCII), in both dialects alike.
+  const temporary: TableDescriptor = {
+    ...newTable,
+    table: `_eg_rekey_${newTable.table}`.slice(0, 63),
+  };
+  const columns: string[] = [];
+  const values: string[] = [];
+  const valueOf = new Map<string, string>();
+  for (const field of diff.new.fields) {
+    const kept = diff.kept.find((item) => item.new === field);
+    const value =
+      kept !== undefined
+        ? keptValue('postgres', kept, q(kept.old.name))
+        : field.default === undefined
+          ? nullOf('postgres', postgresDdl.columnType(field.columnKind))
+          : literal('postgres', field.columnKind, field.default);
+    valueOf.set(field.name, value);
+    columns.push(q(field.name));
+    values.push(value);
+  }
+  for (const bookkeeping of [CREATED_COLUMN, UPDATED_COLUMN, VERSION_COLUMN]) {
+    columns.push(q(bookkeeping));
+    values.push(q(bookkeeping));
+  }
+  const where = diff.new.lk.map((name) => `(${valueOf.get(name)!}) IS NOT NULL`).join(' AND ');
+  const order = diff.old.lk.map(q).join(', ');
+  const statements = [
+    postgresDdl.createTable(temporary),
+    `INSERT INTO ${q(temporary.table)} (${columns.join(', ')})\n` +
+      `  SELECT ${values.join(', ')}\n  FROM ${q(diff.old.tableName)}\n  WHERE ${where}\n` +
+      `  ORDER BY ${order}\n  ON CONFLICT DO NOTHING`,
+    `DROP TABLE ${q(diff.old.tableName)}`,
+    `ALTER TABLE ${q(temporary.table)} RENAME TO ${q(newTable.table)}`,
+  ];
+  if (diff.old.name !== diff.new.name) statements.push(renameActivity(diff.old, diff.new));
+  statements.push(...postgresDdl.createIndexes(newTable));
+  return statements;
+}
+
+function renameActivity(old: EntityModel, entity: EntityModel): string {
+  return `UPDATE ${q(ACTIVITY_TABLE)} SET "entity" = ${text(entity.name)} WHERE "entity" = ${text(old.name)}`;
+}

@@ -1,0 +1,21 @@
+import type { TableDescriptor } from '@entity-gen/runtime/ddl';
+import type { EntityModel } from '../model/types.js';
+
+/**
+ * The storage descriptor of an entity, exactly as the generated `definition.ts` declares it
+ * (templates/entity/definition.ts.hbs), so migrations target the tables the drivers expect.
+ */
+export function tableDescriptor(entity: EntityModel): TableDescriptor {
+  return {
+    entity: entity.name,
+    table: entity.tableName,
+    columns: entity.fields.map((field) => ({
+      name: field.name,
+      kind: field.columnKind,
+      fieldType: field.type,
+      required: field.required,
+      indexed: field.indexed,
+    })),
+    key: entity.lk,
+  };
+}

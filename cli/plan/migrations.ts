@@ -1,0 +1,61 @@
+import type { Diagnostic } from '../diagnostics.js';
+import { MANIFEST_PATH } from '../manifest/index.js';
+import { planMigrations } from '../migrate/index.js';
+import type { SchemaModel } from '../model/types.js';
+import type { JsonValue } from '../schema/types.js';
+
+/** The folder of migration files in the output; append-only, the generator never deletes there. */
+export const MIGRATIONS_DIR = 'migrations';
+
+/** One change a migration makes to stored data, as the plan shows it. */
+export interface MigrationStep {
+  readonly description: string;
+  /** The step loses data (drops a column or table, narrows a type). */
+  readonly destructive: boolean;
+}
+
+/** What the migrations planner adds to a generation. */
+export interface MigrationPlan {
+  /** New migration files, with paths relative to the output folder (`migrations/…`). */
+  readonly files: readonly { readonly path: string; readonly contents: string }[];
+  readonly steps: readonly MigrationStep[];
+  /** Problems that stop the generation (e.g. a destructive change without --allow-data-loss). */
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+/** Options of the migrations planner. */
+export interface MigrationOptions {
+  readonly allowDataLoss: boolean;
+  /** File names already in `<out>/migrations`. */
+  readonly existingMigrations: readonly string[];
+}
+
+/**
+ * The single call site of the migrations planner (`cli/migrate`): diffs the schema of the previous
+ * generation (`manifest.schema`; none on a first generation) with the new model. Its files are
+ * generator files like any other (in the manifest, never deleted), its diagnostics stop the run.
+ */
+export function planMigrationFiles(
+  previousSchema: readonly JsonValue[] | undefined,
+  model: SchemaModel,
+  options: MigrationOptions,
+): MigrationPlan {
+  const planned = planMigrations(previousSchema, model, {
+    allowDataLoss: options.allowDataLoss,
+    existingMigrations: options.existingMigrations,
+    previousSchemaFile: MANIFEST_PATH,
+  });
+  return {
+    files: planned.files.map((file) => ({
+      path: migrationPath(file.path),
+      contents: file.contents,
+    })),
+    steps: planned.steps,
+    diagnostics: planned.diagnostics,
+  };
+}
+
+/** `0002_add_color.sql` or `migrations/0002_add_color.sql` → `migrations/0002_add_color.sql`. */
+export function migrationPath(path: string): string {
+  return path.startsWith(`${MIGRATIONS_DIR}/`) ? path : `${MIGRATIONS_DIR}/${path}`;
+}

@@ -1,0 +1,63 @@
+/**
+ * The table layout of both SQL drivers as DDL text, without loading a database client: what
+ * `entity-gen generate` needs to write migration files that leave a database exactly as the
+ * drivers' `open()` would have created it. Subpath `@entity-gen/runtime/ddl`.
+ */
+import type { ColumnKind, TableDescriptor } from './driver.js';
+import {
+  createIndexSql as postgresIndexStatements,
+  createTableSql as postgresTableStatement,
+  sqlType,
+  tableIndexes,
+} from './postgres/schema.js';
+import { SQLITE_COLUMN_TYPES, TableLayout } from './sqlite/schema.js';
+
+export type { ColumnDescriptor, ColumnKind, TableDescriptor } from './driver.js';
+export { ACTIVITY_TABLE, CREATED_COLUMN, UPDATED_COLUMN, VERSION_COLUMN } from './sqlite/schema.js';
+export { MIGRATIONS_TABLE } from './migrations.js';
+export { quoteLiteral } from './postgres/schema.js';
+export { quoteIdentifier } from './sql/dialect.js';
+export { decimalSortKey } from './sqlite/decimal-key.js';
+export {
+  DECIMAL_KEY_FUNCTION,
+  DECIMAL_TEXT_FUNCTION,
+  decimalShadowColumn,
+} from './sqlite/dialect.js';
+
+/** An index a driver creates for an indexed field. */
+export interface IndexDescriptor {
+  /** The field marked `index: true`. */
+  readonly field: string;
+  /** The index name. */
+  readonly name: string;
+  /** The column it covers (SQLite indexes a DECIMAL field through its shadow column). */
+  readonly column: string;
+}
+
+/** The DDL of one SQL driver, exactly as its `open()` runs it. */
+export interface DialectDdl {
+  /** `CREATE TABLE IF NOT EXISTS` of an entity table. */
+  createTable(table: TableDescriptor): string;
+  /** `CREATE INDEX IF NOT EXISTS` of each of its indexes. */
+  createIndexes(table: TableDescriptor): string[];
+  /** The indexes `createIndexes` creates. */
+  indexes(table: TableDescriptor): IndexDescriptor[];
+  /** SQL type of a column kind. */
+  columnType(kind: ColumnKind): string;
+}
+
+/** The SQLite driver's DDL (`WITHOUT ROWID` tables, DECIMAL shadow columns). */
+export const sqliteDdl: DialectDdl = {
+  createTable: (table) => new TableLayout(table).createTableSql(),
+  createIndexes: (table) => new TableLayout(table).createIndexSql(),
+  indexes: (table) => new TableLayout(table).indexes(),
+  columnType: (kind) => SQLITE_COLUMN_TYPES[kind],
+};
+
+/** The PostgreSQL driver's DDL with unqualified names (migrations run with the schema on the search path). */
+export const postgresDdl: DialectDdl = {
+  createTable: (table) => postgresTableStatement(undefined, table),
+  createIndexes: (table) => postgresIndexStatements(undefined, table),
+  indexes: (table) => tableIndexes(table),
+  columnType: (kind) => sqlType(kind),
+};

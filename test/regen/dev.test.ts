@@ -1,0 +1,128 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { OUTPUT, ROOT } from '../helpers/generate.js';
+
+const WORK = join(OUTPUT, 'regen-dev');
+const CLI = join(ROOT, 'dist', 'cli', 'main.js');
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** A running `entity-gen dev` with everything it printed so far. */
+class DevProcess {
+  stdout = '';
+  stderr = '';
+  readonly exited: Promise<number | null>;
+
+  constructor(readonly child: ChildProcess) {
+    child.stdout?.on('data', (chunk: Buffer) => (this.stdout += chunk.toString()));
+    child.stderr?.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));
+    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  }
+
+  /** Waits until `test` holds for the output, failing with the output after `ms`. */
+  async until(what: string, test: () => boolean, ms = 60_000): Promise<void> {
+    const started = Date.now();
+    while (!test()) {
+      if (Date.now() - started > ms || this.child.exitCode !== null) {
+        throw new Error(`dev: no ${what}\n--- stdout\n${this.stdout}\n--- stderr\n${this.stderr}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  count(text: string): number {
+    return this.stdout.split(text).length - 1;
+  }
+}
+
+let dev: DevProcess | undefined;
+afterAll(() => {
+  dev?.child.kill('SIGKILL');
+});
+
+describe('entity-gen dev', () => {
+  it('starts the service, restarts it on a schema change, survives an invalid edit, stops on SIGTERM', async () => {
+    await rm(WORK, { recursive: true, force: true });
+    await mkdir(WORK, { recursive: true });
+    const schema = join(WORK, 'shop.yaml');
+    const original = await readFile(join(ROOT, 'fixtures/shop/shop.yaml'), 'utf8');
+    await writeFile(schema, original);
+    const port = await freePort();
+    const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1' };
+    delete env['DATABASE_URL']; // the default: sqlite:./data/dev.db inside the output folder
+    dev = new DevProcess(
+      spawn(process.execPath, [CLI, 'dev', 'shop.yaml', '-o', 'svc'], {
+        cwd: WORK,
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
+    const running = dev;
+    const url = `http://127.0.0.1:${port}`;
+
+    // 1. Generated, built and started.
+    await running.until('first start', () => running.count('listening on') === 1);
+    expect(running.stdout).toContain('[entity-gen dev] generated: 18 created');
+    const health = await fetch(`${url}/health`);
+    expect(health.status).toBe(200);
+    expect(existsSync(join(WORK, 'svc', 'data', 'dev.db'))).toBe(true);
+    const before = await fetch(`${url}/data/product`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ data: { code: 'p0', name: 'Old', price: '1', color: 'red' } }),
+    });
+    expect(before.status).toBe(400); // no such field yet
+
+    // 2. A new field: regenerated (with its migration), rebuilt, restarted.
+    await writeFile(
+      schema,
+      original.replace(
+        '    - name: stock\n',
+        '    - name: color\n      type: STRING\n    - name: stock\n',
+      ),
+    );
+    await running.until('restart', () => running.count('listening on') === 2);
+    expect(running.stdout).toContain('[entity-gen dev] restarting the service');
+    const posted = await fetch(`${url}/data/product`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ data: { code: 'p1', name: 'Hammer', price: '9.5', color: 'red' } }),
+    });
+    expect(posted.status).toBe(200);
+    expect(await posted.json()).toMatchObject({ status: 'success', data: { color: 'red' } });
+
+    // 3. An invalid edit: diagnostics printed, the running service kept.
+    await writeFile(
+      schema,
+      `${await readFile(schema, 'utf8')}    - name: broken\n      type: STRNG\n`,
+    );
+    await running.until('diagnostics', () =>
+      running.stdout.includes('the running service is kept'),
+    );
+    expect(running.stderr).toMatch(/^shop\.yaml:\d+:\d+: .*STRNG.* \(UNKNOWN_TYPE\)$/m);
+    const stillThere = await fetch(`${url}/data/product/p1`);
+    expect(stillThere.status).toBe(200);
+    expect(running.count('listening on')).toBe(2);
+
+    // 4. SIGTERM stops the service and dev, exit code 0.
+    running.child.kill('SIGTERM');
+    expect(await running.exited).toBe(0);
+    expect(running.stdout).toContain('[entity-gen dev] stopped');
+    await expect(fetch(`${url}/health`)).rejects.toThrow();
+    dev = undefined;
+  }, 120_000);
+});

@@ -1,0 +1,390 @@
+import { describe, expect, it } from 'vitest';
+import { generate, type GeneratedFile } from '../../cli/generate/index.js';
+import {
+  contentHash,
+  MANIFEST_PATH,
+  parseManifest,
+  renderManifest,
+} from '../../cli/manifest/index.js';
+import type { SchemaModel } from '../../cli/model/types.js';
+import {
+  EMPTY_OUTPUT,
+  isUpToDate,
+  planChanges,
+  planOutput,
+  type OutputSnapshot,
+  type Plan,
+  type PlanOptions,
+} from '../../cli/plan/index.js';
+
+// These tests are about file ownership; schema changes that drop data are allowed so that the
+// migrations planner does not stop them (its own rules are tested at the end).
+const OPTIONS: PlanOptions = { force: false, allowDataLoss: true, generatorVersion: '9.9.9' };
+
+const THING = `type: ENTITY
+entity:
+  name: THING
+  lk: [id]
+  fields:
+    - { name: id, type: STRING, required: true }
+    - { name: label, type: STRING }
+`;
+const WIDGET = `type: ENTITY
+entity:
+  name: WIDGET
+  lk: [code]
+  fields:
+    - { name: code, type: STRING, required: true }
+`;
+
+interface Generated {
+  readonly files: readonly GeneratedFile[];
+  readonly model: SchemaModel;
+}
+
+async function generated(...documents: string[]): Promise<Generated> {
+  const text = documents.join('---\n');
+  const result = await generate([{ file: 'schema.yaml', text }], {
+    schemaFiles: ['schema.yaml'],
+    outputDir: 'svc',
+  });
+  if (result.model === undefined) throw new Error(JSON.stringify(result.diagnostics));
+  return { files: result.files, model: result.model };
+}
+
+/** The folder as a generation from scratch leaves it. */
+function written(generation: Generated): Map<string, string> {
+  const files = new Map<string, string>();
+  for (const write of planChanges(planOutput(generation, EMPTY_OUTPUT, OPTIONS)).writes)
+    files.set(write.path, write.contents);
+  return files;
+}
+
+/** A snapshot of a folder given as path → contents (the manifest taken from its entry). */
+function snapshotOf(folder: ReadonlyMap<string, string>): OutputSnapshot {
+  const files = new Map(folder);
+  const manifest = files.get(MANIFEST_PATH);
+  files.delete(MANIFEST_PATH);
+  const names = (dir: string): string[] =>
+    [...files.keys()]
+      .filter((path) => path.startsWith(`${dir}/`) && !path.slice(dir.length + 1).includes('/'))
+      .map((path) => path.slice(dir.length + 1))
+      .sort();
+  return {
+    manifest,
+    files,
+    migrationFiles: names('migrations'),
+    hooksFiles: names('src/hooks').map((name) => `src/hooks/${name}`),
+  };
+}
+
+function actionOf(plan: Plan, path: string): string | undefined {
+  return plan.files.find((file) => file.path === path)?.action;
+}
+
+function actions(plan: Plan, action: string): string[] {
+  return plan.files.filter((file) => file.action === action).map((file) => file.path);
+}
+
+describe('planOutput', () => {
+  it('creates every file and the manifest in an empty folder', async () => {
+    const generation = await generated(THING);
+    const plan = planOutput(generation, EMPTY_OUTPUT, OPTIONS);
+    expect(plan.blocked).toBe(false);
+    expect(actions(plan, 'create')).toEqual([
+      MANIFEST_PATH,
+      'README.md',
+      'package.json',
+      'src/app.ts',
+      'src/entities/thing/definition.ts',
+      'src/entities/thing/routes.ts',
+      'src/entities/thing/types.ts',
+      'src/hooks/thing.ts',
+      'src/server.ts',
+      'src/service.ts',
+      'tsconfig.json',
+    ]);
+    expect(isUpToDate(plan)).toBe(false);
+  });
+
+  it('writes the manifest in the agreed format: keys in order, files sorted, 2 spaces, newline', async () => {
+    const generation = await generated(WIDGET, THING);
+    const text = written(generation).get(MANIFEST_PATH) ?? '';
+    expect(text.endsWith('}\n')).toBe(true);
+    const parsed = JSON.parse(text) as Record<string, unknown>;
+    expect(Object.keys(parsed)).toEqual(['format', 'generator', 'schemaHash', 'schema', 'files']);
+    expect(parsed['format']).toBe(1);
+    expect(parsed['generator']).toBe('9.9.9');
+    expect(parsed['schemaHash']).toBe(generation.model.hash);
+    expect(parsed['schema']).toEqual(generation.model.entities.map((entity) => entity.document));
+    expect(
+      (parsed['schema'] as { entity: { name: string } }[]).map((doc) => doc.entity.name),
+    ).toEqual(['THING', 'WIDGET']);
+    const files = parsed['files'] as Record<string, string>;
+    const owned = generation.files.filter((file) => file.owner === 'generator');
+    expect(Object.keys(files)).toEqual(owned.map((file) => file.path).sort());
+    for (const file of owned) expect(files[file.path]).toBe(contentHash(file.contents));
+    expect(files).not.toHaveProperty(['src/server.ts']);
+    expect(files).not.toHaveProperty(['src/hooks/thing.ts']);
+    expect(text).toBe(`${JSON.stringify(parsed, null, 2)}\n`);
+    expect(renderManifest(parseManifest(text).manifest!)).toBe(text);
+  });
+
+  it('is up to date right after a generation', async () => {
+    const generation = await generated(THING);
+    const plan = planOutput(generation, snapshotOf(written(generation)), OPTIONS);
+    expect(isUpToDate(plan)).toBe(true);
+    expect(planChanges(plan)).toEqual({ writes: [], deletes: [] });
+    expect(actions(plan, 'keep')).toEqual(['src/hooks/thing.ts', 'src/server.ts']);
+  });
+
+  it.each([
+    ['a changed schema updates the generated files it concerns', 'update'],
+    ['an unedited file that the user deleted is created again', 'create'],
+  ])('%s', async (_name, want) => {
+    const before = written(await generated(THING));
+    const after = await generated(THING.replace('type: STRING }', 'type: INTEGER }'));
+    if (want === 'create') before.delete('src/entities/thing/types.ts');
+    const plan = planOutput(after, snapshotOf(before), OPTIONS);
+    expect(plan.blocked).toBe(false);
+    expect(actionOf(plan, 'src/entities/thing/types.ts')).toBe(want);
+    expect(actionOf(plan, MANIFEST_PATH)).toBe('update');
+  });
+
+  it('deletes the stale files of a renamed entity but keeps its hooks file, with a note', async () => {
+    const before = written(await generated(THING));
+    const plan = planOutput(
+      await generated(THING.replace('THING', 'GADGET')),
+      snapshotOf(before),
+      OPTIONS,
+    );
+    expect(actions(plan, 'delete')).toEqual([
+      'src/entities/thing/definition.ts',
+      'src/entities/thing/routes.ts',
+      'src/entities/thing/types.ts',
+    ]);
+    expect(actionOf(plan, 'src/hooks/gadget.ts')).toBe('create');
+    expect(actionOf(plan, 'src/hooks/thing.ts')).toBeUndefined();
+    expect(plan.notes.join('\n')).toMatch(/src\/hooks\/thing\.ts belongs to no entity/);
+    expect(planChanges(plan).deletes).not.toContain('src/hooks/thing.ts');
+  });
+
+  it('blocks on a generated file edited by hand and names it; --force overwrites it', async () => {
+    const before = written(await generated(THING));
+    before.set('src/app.ts', `${before.get('src/app.ts')}// my change\n`);
+    const after = await generated(THING, WIDGET);
+    const plan = planOutput(after, snapshotOf(before), OPTIONS);
+    expect(plan.blocked).toBe(true);
+    expect(plan.conflicts).toEqual([{ path: 'src/app.ts', kind: 'edited' }]);
+    expect(planChanges(plan)).toEqual({ writes: [], deletes: [] });
+
+    const forced = planOutput(after, snapshotOf(before), { ...OPTIONS, force: true });
+    expect(forced.blocked).toBe(false);
+    const app = planChanges(forced).writes.find((file) => file.path === 'src/app.ts');
+    expect(app?.contents).toBe(after.files.find((file) => file.path === 'src/app.ts')?.contents);
+  });
+
+  it('does not block on an edited file when the new output equals the edit', async () => {
+    const before = written(await generated(THING));
+    const after = await generated(THING.replace('type: STRING }', 'type: INTEGER }'));
+    const types = after.files.find((file) => file.path === 'src/entities/thing/types.ts');
+    before.set('src/entities/thing/types.ts', types?.contents ?? '');
+    const plan = planOutput(after, snapshotOf(before), OPTIONS);
+    expect(plan.blocked).toBe(false);
+    expect(actionOf(plan, 'src/entities/thing/types.ts')).toBe('unchanged');
+  });
+
+  it('does not delete a stale file edited by hand unless forced', async () => {
+    const before = written(await generated(THING, WIDGET));
+    before.set('src/entities/widget/types.ts', '// mine now\n');
+    const after = await generated(THING);
+    const plan = planOutput(after, snapshotOf(before), OPTIONS);
+    expect(plan.blocked).toBe(true);
+    expect(plan.conflicts).toEqual([
+      { path: 'src/entities/widget/types.ts', kind: 'edited-stale' },
+    ]);
+    const forced = planOutput(after, snapshotOf(before), { ...OPTIONS, force: true });
+    expect(planChanges(forced).deletes).toContain('src/entities/widget/types.ts');
+  });
+
+  it('never deletes or rewrites files the manifest does not list', async () => {
+    const before = written(await generated(THING, WIDGET));
+    before.set('src/extra.ts', 'export const mine = 1;\n');
+    before.set('docs/notes.md', '# notes\n');
+    const plan = planOutput(await generated(THING), snapshotOf(before), {
+      ...OPTIONS,
+      force: true,
+    });
+    const touched = [...planChanges(plan).deletes, ...planChanges(plan).writes.map((w) => w.path)];
+    expect(touched).not.toContain('src/extra.ts');
+    expect(touched).not.toContain('docs/notes.md');
+  });
+
+  it('never touches the user files, whatever they hold', async () => {
+    const before = written(await generated(THING));
+    before.set('src/hooks/thing.ts', 'export const thingHooks = { custom: true };\n');
+    before.set('src/server.ts', '// my server\n');
+    const plan = planOutput(await generated(THING, WIDGET), snapshotOf(before), {
+      ...OPTIONS,
+      force: true,
+    });
+    expect(actionOf(plan, 'src/hooks/thing.ts')).toBe('keep');
+    expect(actionOf(plan, 'src/server.ts')).toBe('keep');
+    expect(actionOf(plan, 'src/hooks/widget.ts')).toBe('create');
+    const writes = planChanges(plan).writes.map((file) => file.path);
+    expect(writes).not.toContain('src/hooks/thing.ts');
+    expect(writes).not.toContain('src/server.ts');
+  });
+
+  describe('an output folder without a manifest (an older entity-gen)', () => {
+    it('takes over files identical to the generated ones and writes a manifest', async () => {
+      const generation = await generated(THING);
+      const folder = written(generation);
+      folder.delete(MANIFEST_PATH);
+      const plan = planOutput(generation, snapshotOf(folder), OPTIONS);
+      expect(plan.blocked).toBe(false);
+      expect(actionOf(plan, 'src/app.ts')).toBe('unchanged');
+      expect(actionOf(plan, MANIFEST_PATH)).toBe('create');
+      expect(plan.notes.join('\n')).toMatch(/manifest\.json is missing/);
+    });
+
+    it('refuses to overwrite a differing file, generated-looking or not, without --force', async () => {
+      const old = written(await generated(THING));
+      old.delete(MANIFEST_PATH);
+      const plan = planOutput(await generated(THING, WIDGET), snapshotOf(old), OPTIONS);
+      expect(plan.blocked).toBe(true);
+      expect(plan.conflicts.map((conflict) => conflict.kind)).toEqual(
+        plan.conflicts.map(() => 'unowned'),
+      );
+      expect(plan.conflicts.map((conflict) => conflict.path)).toContain('src/service.ts');
+      expect(
+        planOutput(await generated(THING, WIDGET), snapshotOf(old), { ...OPTIONS, force: true })
+          .blocked,
+      ).toBe(false);
+    });
+
+    it('keeps an old generated server.ts (now a user file) and says how to replace it', async () => {
+      const folder = new Map([
+        [
+          'src/server.ts',
+          '// Code generated by entity-gen from s.yaml (schema 0123456789ab). DO NOT EDIT.\n',
+        ],
+      ]);
+      const plan = planOutput(await generated(THING), snapshotOf(folder), OPTIONS);
+      expect(actionOf(plan, 'src/server.ts')).toBe('keep');
+      expect(plan.notes.join('\n')).toMatch(/src\/server\.ts still carries the DO NOT EDIT header/);
+    });
+  });
+
+  it('keeps migration files listed in the manifest and never deletes them', async () => {
+    const generation = await generated(THING);
+    const folder = written(generation);
+    const manifest = parseManifest(folder.get(MANIFEST_PATH) ?? '').manifest!;
+    const migration = 'CREATE TABLE thing (id TEXT);\n';
+    folder.set('migrations/0001_init.sql', migration);
+    folder.set(
+      MANIFEST_PATH,
+      renderManifest({
+        ...manifest,
+        files: { ...manifest.files, 'migrations/0001_init.sql': contentHash(migration) },
+      }),
+    );
+    const plan = planOutput(await generated(WIDGET), snapshotOf(folder), OPTIONS);
+    expect(planChanges(plan).deletes).not.toContain('migrations/0001_init.sql');
+    const next = parseManifest(
+      planChanges(plan).writes.find((w) => w.path === MANIFEST_PATH)!.contents,
+    );
+    expect(next.manifest?.files['migrations/0001_init.sql']).toBe(contentHash(migration));
+  });
+
+  it('adds the migration of a schema change as generator files listed in the manifest', async () => {
+    const before = written(await generated(THING));
+    const plan = planOutput(
+      await generated(
+        THING.replace(
+          'label, type: STRING }',
+          'label, type: STRING }\n    - { name: size, type: INTEGER }',
+        ),
+      ),
+      snapshotOf(before),
+      { ...OPTIONS, allowDataLoss: false },
+    );
+    const migrations = actions(plan, 'create').filter((path) => path.startsWith('migrations/'));
+    expect(migrations).toHaveLength(2);
+    expect(plan.migrationSteps).toEqual([
+      expect.objectContaining({ destructive: false, description: expect.stringContaining('size') }),
+    ]);
+    const manifest = parseManifest(
+      planChanges(plan).writes.find((w) => w.path === MANIFEST_PATH)?.contents ?? '',
+    ).manifest;
+    for (const path of migrations) expect(manifest?.files[path]).toMatch(/^sha256:/);
+  });
+
+  it('stops on the diagnostics of the migrations planner (data loss not allowed)', async () => {
+    const before = written(await generated(THING, WIDGET));
+    const plan = planOutput(await generated(THING), snapshotOf(before), {
+      ...OPTIONS,
+      allowDataLoss: false,
+      force: true,
+    });
+    expect(plan.diagnostics.length).toBeGreaterThan(0);
+    expect(planChanges(plan)).toEqual({ writes: [], deletes: [] });
+  });
+
+  it('leaves a migration file it did not write alone; the new one is numbered after it', async () => {
+    const before = written(await generated(THING));
+    const change = THING.replace(
+      'label, type: STRING }',
+      'label, type: STRING }\n    - { name: size, type: INTEGER }',
+    );
+    const first = planOutput(await generated(change), snapshotOf(before), OPTIONS);
+    const migration = actions(first, 'create').find((path) => path.startsWith('migrations/'));
+    expect(migration).toMatch(/^migrations\/0001_/);
+    before.set(migration ?? '', '-- written by someone else\n');
+    const plan = planOutput(await generated(change), snapshotOf(before), OPTIONS);
+    expect(plan.blocked).toBe(false);
+    const changes = planChanges(plan);
+    expect(changes.writes.map((w) => w.path)).not.toContain(migration);
+    expect(changes.deletes).not.toContain(migration);
+    expect(
+      changes.writes
+        .filter((w) => w.path.startsWith('migrations/'))
+        .map((w) => w.path.slice(0, 16)),
+    ).toEqual(['migrations/0002_', 'migrations/0002_']);
+  });
+
+  it.each([
+    ['not JSON', '{'],
+    ['a newer format', JSON.stringify({ format: 2, generator: '5.0.0' })],
+    [
+      'a path outside the folder',
+      JSON.stringify({
+        format: 1,
+        generator: '0.1.0',
+        schemaHash: 'x',
+        schema: [],
+        files: { '../outside.ts': `sha256:${'0'.repeat(64)}` },
+      }),
+    ],
+  ])('stops with a diagnostic on a manifest that is %s', async (_name, text) => {
+    const plan = planOutput(
+      await generated(THING),
+      { ...EMPTY_OUTPUT, manifest: text },
+      { ...OPTIONS, force: true },
+    );
+    expect(plan.diagnostics).toEqual([
+      expect.objectContaining({ file: MANIFEST_PATH, code: 'MANIFEST_INVALID' }),
+    ]);
+    expect(planChanges(plan)).toEqual({ writes: [], deletes: [] });
+  });
+
+  it('is deterministic and does not change its inputs', async () => {
+    const generation = await generated(THING, WIDGET);
+    const folder = snapshotOf(written(await generated(THING)));
+    const frozen = JSON.stringify([...folder.files]);
+    expect(planOutput(generation, folder, OPTIONS)).toEqual(
+      planOutput(generation, folder, OPTIONS),
+    );
+    expect(JSON.stringify([...folder.files])).toBe(frozen);
+  });
+});
