@@ -26,8 +26,10 @@ export const SCHEMA_DIAGNOSTIC_CODES = {
   LK_DUPLICATE: 'The logical key names a field twice.',
   LK_INVALID_TYPE: 'A logical key field has a type that cannot be part of a key.',
   UNKNOWN_ENTITY_REF: 'An ENTITY_REF names an entity that no loaded file defines.',
-  INVALID_SEPARATOR: 'lkSeparator is empty or holds a character that is unsafe in URLs.',
-  SINGLE_RECORD: 'lkValue is set without singleRecord, is empty, or holds the key separator.',
+  INVALID_SEPARATOR:
+    'lkSeparator is empty, holds a character that is unsafe in URLs, or can occur in the text of a key part.',
+  SINGLE_RECORD:
+    'lkValue is set without singleRecord, is empty, holds the key separator or does not fit the key type, or a single-record entity has not exactly one key field.',
   INVALID_TREE: 'A tree entity has a bad parent field or not exactly one key field.',
   INVALID_ANY_TYPE_FIELD: 'any.typeField does not name a sibling field.',
   INVALID_INDEX: 'index: true on a nested field or on a type that cannot be indexed.',

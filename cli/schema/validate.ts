@@ -4,7 +4,7 @@
  * every field. Checks that need all files (duplicate entities, ENTITY_REF targets) are in
  * references.ts.
  */
-import { KEY_FIELD_TYPES, type EntityDoc } from './types.js';
+import { KEY_FIELD_TYPES, type EntityDoc, type FieldType } from './types.js';
 import type { MapEntry, MapNode, SchemaNode } from './node.js';
 import type { Position, Reporter } from './report.js';
 import { suggestionSuffix } from './suggest.js';
@@ -57,6 +57,9 @@ const URL_UNSAFE_SEPARATOR_CHARS: readonly string[] = ['/', '?', '#', '%'];
 
 /** Default of `lkSeparator`, used to check `lkValue`. */
 const DEFAULT_SEPARATOR = '~';
+
+/** Default of `lkValue`: the id of a single-record entity's record. */
+const DEFAULT_SINGLE_RECORD_ID = '_singlerec_lk';
 
 /** Gemini's default when a tree has no `parentField`. */
 const DEFAULT_TREE_PARENT = 'parent';
@@ -167,6 +170,9 @@ function validateEntity(
   assignDefined(entity, 'lkSeparator', separator);
   assignDefined(entity, 'singleRecord', singleRecord);
   assignDefined(entity, 'lkValue', readLkValue(map, singleRecord, separator, scope));
+  if (lk !== undefined && fields !== undefined) {
+    checkKeyText(map, lk, fields, separator, singleRecord === true, entity.lkValue, scope);
+  }
   assignDefined(entity, 'tree', readTree(map, fields, lk, scope));
   assignDefined(entity, 'refDisplayFields', readRefDisplayFields(map, fields, scope));
   assignDefined(entity, 'renamedFrom', readEntityRenamedFrom(map, name, scope));
@@ -376,6 +382,72 @@ function readLkValue(
     reporter.report(position, 'SINGLE_RECORD', message);
   }
   return lkValue;
+}
+
+/** Characters the canonical text of a key value of this type can contain (undefined: any). */
+const KEY_TEXT_CHARS: Partial<Record<FieldType, string>> = {
+  INTEGER: '-0123456789',
+  DATE: '-0123456789',
+  BOOL: 'truefals',
+};
+
+/** What a valid text id part of each key type looks like, for `lkValue`. */
+const KEY_TEXT_PATTERNS: Partial<Record<FieldType, RegExp>> = {
+  INTEGER: /^-?[0-9]{1,15}$/,
+  DATE: /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/,
+  BOOL: /^(true|false)$/,
+};
+
+/**
+ * Checks that record ids can be built and split again: a composite key's separator must not occur
+ * in the text of its INTEGER, DATE or BOOL parts, and a single-record entity needs exactly one key
+ * field whose type admits its `lkValue`. Otherwise every insert of such an entity would fail.
+ */
+function checkKeyText(
+  map: MapNode,
+  lk: readonly string[],
+  fields: readonly FieldInfo[],
+  separator: string | undefined,
+  singleRecord: boolean,
+  lkValue: string | undefined,
+  scope: EntityScope,
+): void {
+  const { reporter, entityLabel } = scope;
+  const keyFields = lk.map((name) => findField(fields, name));
+  const effectiveSeparator =
+    separator === undefined || separator === '' ? DEFAULT_SEPARATOR : separator;
+  if (lk.length > 1) {
+    for (const field of keyFields) {
+      const chars = field?.type === undefined ? undefined : KEY_TEXT_CHARS[field.type];
+      if (field === undefined || chars === undefined) continue;
+      if ([...effectiveSeparator].some((char) => chars.includes(char))) {
+        const position = entryOf(map, 'lkSeparator')?.value.position ?? map.position;
+        const message =
+          `The key separator '${effectiveSeparator}' of ${entityLabel} can occur in the ${field.type} key field ` +
+          `'${field.name}', so its record ids could not be split; choose another lkSeparator`;
+        reporter.report(position, 'INVALID_SEPARATOR', message);
+      }
+    }
+  }
+  if (!singleRecord) return;
+  if (lk.length !== 1) {
+    const entry = entryOf(map, 'lk');
+    const message =
+      `Single-record ${entityLabel} needs exactly one key field (e.g. lk: [id] with an id STRING field), ` +
+      `whose value is always lkValue`;
+    reporter.report(entry?.value.position ?? map.position, 'SINGLE_RECORD', message);
+    return;
+  }
+  const field = keyFields[0];
+  const pattern = field?.type === undefined ? undefined : KEY_TEXT_PATTERNS[field.type];
+  const value = lkValue ?? DEFAULT_SINGLE_RECORD_ID;
+  if (field !== undefined && pattern !== undefined && !pattern.test(value)) {
+    const entry = entryOf(map, 'lkValue');
+    const message =
+      `'lkValue' ${JSON.stringify(value)}${lkValue === undefined ? ' (the default)' : ''} of ${entityLabel} ` +
+      `is not a valid ${field.type} for its key field '${field.name}'`;
+    reporter.report(entry?.value.position ?? map.position, 'SINGLE_RECORD', message);
+  }
 }
 
 function readTree(
