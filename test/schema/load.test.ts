@@ -238,14 +238,23 @@ describe('Gemini compatibility', () => {
     expect(field('name')?.index).toBe(true);
   });
 
-  it('accepts Gemini habits: single records without lk, names in any case, default tree parent', () => {
+  it('refuses a single-record entity without lk, which entity-gen cannot key', () => {
+    const text =
+      'type: ENTITY\nentity:\n  name: S\n  singleRecord: true\n  fields:\n    - {name: a, type: STRING}\n';
+    const { diagnostics } = loadSchemas([{ file: 's.yaml', text }]);
+    expect(diagnostics.map((d) => d.code)).toEqual(['SINGLE_RECORD']);
+  });
+
+  it('accepts Gemini habits: names in any case, default tree parent', () => {
     const text = [
       'type: ENTITY',
       'entity:',
       '  name: Settings',
       '  singleRecord: true',
       '  lkValue: default',
+      '  lk: [ID]',
       '  fields:',
+      '    - {name: id, type: STRING}',
       '    - {name: appName, type: STRING}',
       '---',
       'type: ENTITY',
@@ -272,10 +281,13 @@ describe('Gemini compatibility', () => {
     );
     expect(settings).toEqual({
       name: 'Settings',
-      lk: [],
+      lk: ['id'],
       singleRecord: true,
       lkValue: 'default',
-      fields: [{ name: 'appName', type: 'STRING' }],
+      fields: [
+        { name: 'id', type: 'STRING' },
+        { name: 'appName', type: 'STRING' },
+      ],
     });
     // Names that Gemini matches case-insensitively come out in their declared spelling.
     expect(menu?.lk).toEqual(['id']);
