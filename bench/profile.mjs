@@ -46,8 +46,14 @@ const GENERATOR_GROUPS = [
   ['json-schema-to-typescript (types.ts)', /json-schema-to-typescript\//],
   ['handlebars templates', /handlebars\//],
   ['yaml parser', /yaml\/dist/],
-  ['schema validation + normalize (entity-gen)', /^(loadSchemas|normalize|validateEntityDocument) /],
-  ['module loading (compile of JS source)', /^(compileFunction|wrapSafe|compileSourceTextModule|link|instantiate)\b/],
+  [
+    'schema validation + normalize (entity-gen)',
+    /^(loadSchemas|normalize|validateEntityDocument) /,
+  ],
+  [
+    'module loading (compile of JS source)',
+    /^(compileFunction|wrapSafe|compileSourceTextModule|link|instantiate)\b/,
+  ],
 ];
 const SERVICE_GROUPS = [
   ['koa + @koa/router', / (koa|@koa\/router|koa-compose)\//],
@@ -59,24 +65,49 @@ const SERVICE_GROUPS = [
 
 /** Median wall time of a cold `node -e "await import(<module>)"` minus that of an empty script. */
 async function importCosts(out) {
-  const modules = ['ts-morph', 'prettier', 'json-schema-to-typescript', 'handlebars', 'yaml', 'commander'];
+  const modules = [
+    'ts-morph',
+    'prettier',
+    'json-schema-to-typescript',
+    'handlebars',
+    'yaml',
+    'commander',
+  ];
   const time = async (code) => {
     const runs = [];
-    for (let i = 0; i < 3; i++) runs.push((await runCommand(process.execPath, ['--input-type=module', '-e', code], { cwd: ROOT })).ms);
+    for (let i = 0; i < 3; i++)
+      runs.push(
+        (await runCommand(process.execPath, ['--input-type=module', '-e', code], { cwd: ROOT })).ms,
+      );
     return runs.sort((a, b) => a - b)[1];
   };
   const empty = await time('0');
-  out.push('## Generator dependencies: cold import cost', '', `Median of 3 cold processes, minus an empty \`node\` process (${empty.toFixed(0)} ms).`, '', '| module | import ms |', '|---|---:|');
-  for (const name of modules) out.push(`| ${name} | ${((await time(`await import('${name}')`)) - empty).toFixed(0)} |`);
+  out.push(
+    '## Generator dependencies: cold import cost',
+    '',
+    `Median of 3 cold processes, minus an empty \`node\` process (${empty.toFixed(0)} ms).`,
+    '',
+    '| module | import ms |',
+    '|---|---:|',
+  );
+  for (const name of modules)
+    out.push(`| ${name} | ${((await time(`await import('${name}')`)) - empty).toFixed(0)} |`);
   const cli = (await runCommand(process.execPath, [CLI, '--version'], { cwd: ROOT })).ms;
-  out.push(`| \`entity-gen --version\` (whole CLI, eager imports) | ${(cli - empty).toFixed(0)} |`, '');
+  out.push(
+    `| \`entity-gen --version\` (whole CLI, eager imports) | ${(cli - empty).toFixed(0)} |`,
+    '',
+  );
 }
 
 async function profileGenerator(out) {
   mkdirSync(PROFILES, { recursive: true });
   log('import costs');
   await importCosts(out);
-  for (const size of [1, ENTITIES, ...(option('large') === undefined ? [] : [Number(option('large'))])]) {
+  for (const size of [
+    1,
+    ENTITIES,
+    ...(option('large') === undefined ? [] : [Number(option('large'))]),
+  ]) {
     const schema = writeSchema(`synthetic-${size}.yaml`, syntheticSchemaYaml(size));
     const dir = join(PROFILES, `generate-${size}`);
     rmSync(dir, { recursive: true, force: true });
@@ -85,7 +116,15 @@ async function profileGenerator(out) {
     log(`generate ${size} entities with --cpu-prof`);
     const run = await runCommand(
       process.execPath,
-      ['--cpu-prof', `--cpu-prof-dir=${dir}`, CLI, 'generate', relative(ROOT, schema), '-o', relative(ROOT, target)],
+      [
+        '--cpu-prof',
+        `--cpu-prof-dir=${dir}`,
+        CLI,
+        'generate',
+        relative(ROOT, schema),
+        '-o',
+        relative(ROOT, target),
+      ],
       { cwd: ROOT },
     );
     if (run.code !== 0) throw new Error(run.stderr);
@@ -114,18 +153,28 @@ async function profileService(out) {
       const dir = join(PROFILES, `${name}-${op}`);
       rmSync(dir, { recursive: true, force: true });
       const db = copyDb(seedDb, join(DATA, `profile-${name}.db`));
-      const server = await startServer(name, script, env(db), { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`] });
+      const server = await startServer(name, script, env(db), {
+        nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`],
+      });
       let what;
       try {
         if (op === 'bulk') {
           const times = [];
           for (let b = 0; b < 6; b++) {
-            const records = Array.from({ length: BATCH }, (_, i) => productRecord(`PB${b}-${i}`, i));
-            times.push((await postJson(`${server.url}/data/product`, JSON.stringify({ data: records }))).ms);
+            const records = Array.from({ length: BATCH }, (_, i) =>
+              productRecord(`PB${b}-${i}`, i),
+            );
+            times.push(
+              (await postJson(`${server.url}/data/product`, JSON.stringify({ data: records }))).ms,
+            );
           }
           what = `6 POSTs of ${BATCH} records: ${times.map((t) => t.toFixed(0)).join(', ')} ms`;
         } else {
-          const run = await loadRun(server.url, operations[op].request(`${name}p`), { connections: 50, seconds: SECONDS, warmupSeconds: 0.5 });
+          const run = await loadRun(server.url, operations[op].request(`${name}p`), {
+            connections: 50,
+            seconds: SECONDS,
+            warmupSeconds: 0.5,
+          });
           what = `${operations[op].label}, ${SECONDS} s at 50 connections: ${run.rps.toFixed(0)} req/s (slowed down by the profiler)`;
         }
       } finally {
@@ -150,7 +199,7 @@ try {
   const out = [
     '# CPU profiles',
     '',
-    `Produced by \`node bench/profile.mjs\` on ${new Date().toISOString()}. Self time is the time a function spends in its own code; "inclusive" counts every sample whose stack contains a matching frame (async stacks are cut at each await, so inclusive figures are lower bounds).`,
+    `Produced by \`node bench/profile.mjs\` on ${new Date().toISOString()}. Self time is the time a function spends in its own code (for a native call such as a SQLite statement, the JS function that made the call); "inclusive" counts every sample whose stack contains a matching frame (async stacks are cut at each await, so inclusive figures are lower bounds, and groups overlap: in the service, the runtime's handlers run inside Koa's middleware frames).`,
     '',
   ];
   if (only.includes('generate')) await profileGenerator(out);

@@ -16,7 +16,14 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import { join, relative } from 'node:path';
-import { categoryName, productCode, productRecord, syntheticEntityName, syntheticRecord, syntheticSchemaYaml } from './lib/data.mjs';
+import {
+  categoryName,
+  productCode,
+  productRecord,
+  syntheticEntityName,
+  syntheticRecord,
+  syntheticSchemaYaml,
+} from './lib/data.mjs';
 import { loadRun, timedRequest } from './lib/load.mjs';
 import { cpuMs, killAll, runCommand, sampleRss, startServer } from './lib/servers.mjs';
 import {
@@ -53,7 +60,8 @@ const QUICK = flag('quick');
 const only = option('only')?.split(',');
 const skip = new Set(option('skip')?.split(',') ?? []);
 for (const name of [...(only ?? []), ...skip]) {
-  if (!SECTIONS.includes(name)) throw new Error(`Unknown section ${name}; sections: ${SECTIONS.join(', ')}`);
+  if (!SECTIONS.includes(name))
+    throw new Error(`Unknown section ${name}; sections: ${SECTIONS.join(', ')}`);
 }
 const enabled = (section) =>
   section === 'paging'
@@ -64,8 +72,11 @@ const MODE = QUICK
   ? {
       name: 'quick',
       rounds: 1,
-      warmupSeconds: 0.3,
-      seconds: 0.7,
+      // The warm-up must let the JIT optimize the handlers: 0.3 s was too short for the
+      // generated service (more code to warm up) and biased quick ratios against it. autocannon
+      // runs last whole seconds, so warm-up + measured = 1 s.
+      warmupSeconds: 0.5,
+      seconds: 0.5,
       seedCount: 10_000,
       bulkBatches: 1,
       scalingEntities: 20,
@@ -123,7 +134,8 @@ async function setupStep(what, fn) {
     if (seconds >= 0.05) (results.setup ??= []).push({ what, seconds });
   }
 }
-const log = (...parts) => console.log(`[bench ${((performance.now() - started) / 1000).toFixed(1)}s]`, ...parts);
+const log = (...parts) =>
+  console.log(`[bench ${((performance.now() - started) / 1000).toFixed(1)}s]`, ...parts);
 
 process.on('SIGINT', () => {
   killAll();
@@ -135,10 +147,15 @@ async function main() {
   mkdirSync(RESULTS, { recursive: true });
   await setupStep('npm run build (only when the sources changed)', async () => {
     const state = await ensureBuilt({ build: !flag('no-build'), log });
-    if (state === 'stale') results.notes.push('runtime/dist or dist/cli is older than its sources (--no-build given): measured the built code.');
+    if (state === 'stale')
+      results.notes.push(
+        'runtime/dist or dist/cli is older than its sources (--no-build given): measured the built code.',
+      );
   });
   results.machine = machineInfo();
-  log(`mode ${MODE.name}: ${MODE.rounds} round(s) × ${MODE.seconds}s (+${MODE.warmupSeconds}s warm-up), ${CONNECTIONS} connections, ${fmt(MODE.seedCount)} seeded rows`);
+  log(
+    `mode ${MODE.name}: ${MODE.rounds} round(s) × ${MODE.seconds}s (+${MODE.warmupSeconds}s warm-up), ${CONNECTIONS} connections, ${fmt(MODE.seedCount)} seeded rows`,
+  );
 
   if (enabled('http') || enabled('bulk')) await sqliteSection();
   if (enabled('scaling')) await scalingSection();
@@ -146,12 +163,17 @@ async function main() {
   if (enabled('pg')) await pgSection();
   if (enabled('paging')) await pagingSection();
 
-  results.machine.loadAverageEnd = os.loadavg().map((v) => v.toFixed(2)).join(' ');
+  results.machine.loadAverageEnd = os
+    .loadavg()
+    .map((v) => v.toFixed(2))
+    .join(' ');
   results.totalSeconds = (performance.now() - started) / 1000;
   const base = QUICK ? 'latest-quick' : 'latest';
   writeFileSync(join(RESULTS, `${base}.json`), `${JSON.stringify(results, null, 2)}\n`);
   writeFileSync(join(RESULTS, `${base}.md`), renderMarkdown(results));
-  log(`done in ${results.totalSeconds.toFixed(1)} s; wrote ${relative(ROOT, join(RESULTS, `${base}.md`))}`);
+  log(
+    `done in ${results.totalSeconds.toFixed(1)} s; wrote ${relative(ROOT, join(RESULTS, `${base}.md`))}`,
+  );
   console.log(`\n${renderMarkdown(results)}`);
 }
 
@@ -165,10 +187,17 @@ async function interleave(servers, operation, { rounds, sample } = {}) {
     for (const server of servers) {
       const request = operation.request(`${server.id}${round}x`);
       const sampler = sample?.(server);
-      const run = await loadRun(server.url, request, { connections: CONNECTIONS, seconds: MODE.seconds, warmupSeconds: MODE.warmupSeconds, pid: server.pid });
+      const run = await loadRun(server.url, request, {
+        connections: CONNECTIONS,
+        seconds: MODE.seconds,
+        warmupSeconds: MODE.warmupSeconds,
+        pid: server.pid,
+      });
       if (sampler !== undefined) run.rssBytes = sampler.stop();
       runs[server.id].push(run);
-      log(`  ${operation.label} · ${server.label} · round ${round + 1}: ${fmt(run.rps)} req/s, p50 ${run.p50.toFixed(2)} ms, p99 ${run.p99.toFixed(2)} ms, server CPU ${fmt(run.cpuUsPerRequest)} µs/req (${fmt(run.cpuShare * 100)}% busy)${run.non2xx + run.errors > 0 ? `, ${run.non2xx} non-2xx, ${run.errors} errors` : ''}`);
+      log(
+        `  ${operation.label} · ${server.label} · round ${round + 1}: ${fmt(run.rps)} req/s, p50 ${run.p50.toFixed(2)} ms, p99 ${run.p99.toFixed(2)} ms, server CPU ${fmt(run.cpuUsPerRequest)} µs/req (${fmt(run.cpuShare * 100)}% busy)${run.non2xx + run.errors > 0 ? `, ${run.non2xx} non-2xx, ${run.errors} errors` : ''}`,
+      );
     }
   }
   return runs;
@@ -195,7 +224,9 @@ function summarizeRuns(runs) {
     cpuUs: spread(runs.map((r) => r.cpuUsPerRequest)),
     cpuShare: spread(runs.map((r) => r.cpuShare)),
     failures: runs.reduce((sum, r) => sum + r.non2xx + r.errors + r.timeouts, 0),
-    rssBytes: runs.some((r) => r.rssBytes !== undefined) ? Math.max(...runs.map((r) => r.rssBytes ?? 0)) : undefined,
+    rssBytes: runs.some((r) => r.rssBytes !== undefined)
+      ? Math.max(...runs.map((r) => r.rssBytes ?? 0))
+      : undefined,
     runs,
   };
 }
@@ -216,32 +247,73 @@ async function envelopeCheck(servers, seedCount) {
       } catch {
         body = response.text;
       }
-      answers.push({ server, status: response.status, etag: response.headers.get('etag'), value: JSON.stringify(pick(body)) });
+      answers.push({
+        server,
+        status: response.status,
+        etag: response.headers.get('etag'),
+        value: JSON.stringify(pick(body)),
+      });
     }
     const [first, ...rest] = answers;
     for (const other of rest) {
-      if (other.status !== first.status || other.value !== first.value || other.etag !== first.etag) {
-        problems.push(`${what}: ${other.server.label} differs from ${first.server.label} (status ${other.status}/${first.status}, ETag ${other.etag}/${first.etag})`);
+      if (
+        other.status !== first.status ||
+        other.value !== first.value ||
+        other.etag !== first.etag
+      ) {
+        problems.push(
+          `${what}: ${other.server.label} differs from ${first.server.label} (status ${other.status}/${first.status}, ETag ${other.etag}/${first.etag})`,
+        );
       }
     }
   };
   await compare('GET by key', { path: `/data/product/${key}` }, (b) => b);
-  await compare('GET page', { path: `/data/product?category=${categoryName(7)}&orderBy=-price&limit=100` }, (b) => [b.status, b.data, b.meta?.start, b.meta?.limit]);
-  await compare('count', { path: `/entity/product/recordCounts?category=${categoryName(7)}` }, (b) => b);
+  await compare(
+    'GET page',
+    { path: `/data/product?category=${categoryName(7)}&orderBy=-price&limit=100` },
+    (b) => [b.status, b.data, b.meta?.start, b.meta?.limit],
+  );
+  await compare(
+    'count',
+    { path: `/entity/product/recordCounts?category=${categoryName(7)}` },
+    (b) => b,
+  );
   const record = productRecord('CHECK-1', 1);
-  await compare('POST one', { path: '/data/product', method: 'POST', body: JSON.stringify({ data: record }) }, (b) => [b.status, b.data, typeof b.meta?.lastUpdateTimeUnix]);
-  await compare('PATCH one', { path: `/data/product/${key}`, method: 'PATCH', body: JSON.stringify({ data: { stock: 7 } }) }, (b) => [b.status, b.data]);
-  await compare('POST invalid', { path: '/data/product', method: 'POST', body: JSON.stringify({ data: { ...record, code: 'CHECK-2', price: 'abc' } }) }, (b) => b.status);
+  await compare(
+    'POST one',
+    { path: '/data/product', method: 'POST', body: JSON.stringify({ data: record }) },
+    (b) => [b.status, b.data, typeof b.meta?.lastUpdateTimeUnix],
+  );
+  await compare(
+    'PATCH one',
+    { path: `/data/product/${key}`, method: 'PATCH', body: JSON.stringify({ data: { stock: 7 } }) },
+    (b) => [b.status, b.data],
+  );
+  await compare(
+    'POST invalid',
+    {
+      path: '/data/product',
+      method: 'POST',
+      body: JSON.stringify({ data: { ...record, code: 'CHECK-2', price: 'abc' } }),
+    },
+    (b) => b.status,
+  );
   await compare('GET missing', { path: '/data/product/NOPE' }, (b) => b.status);
   return problems;
 }
 
 async function sqliteSection() {
   log('SQLite: shop service vs hand-written Koa vs raw node:http');
-  const shop = await setupStep('generate + tsc shop (cached)', () => buildService('shop', join(ROOT, 'fixtures', 'shop', 'shop.yaml'), { log }));
+  const shop = await setupStep('generate + tsc shop (cached)', () =>
+    buildService('shop', join(ROOT, 'fixtures', 'shop', 'shop.yaml'), { log }),
+  );
   const seedDb = await seedShopDb(shop, MODE.seedCount, {
     log,
-    onSeeded: (seconds) => (results.setup ??= []).push({ what: `seed ${fmt(MODE.seedCount)} SQLite rows (cached)`, seconds }),
+    onSeeded: (seconds) =>
+      (results.setup ??= []).push({
+        what: `seed ${fmt(MODE.seedCount)} SQLite rows (cached)`,
+        seconds,
+      }),
   });
   const files = {};
   for (const id of ['gen', 'koa', 'raw']) {
@@ -252,13 +324,38 @@ async function sqliteSection() {
   const servers = [];
   try {
     servers.push(
-      { id: 'gen', label: 'generated (entity-gen)', ...(await startServer('generated', join(shop, 'dist', 'server.js'), { DATABASE_URL: sqliteUrl(files.gen), ...syncEnv })) },
-      { id: 'koa', label: 'hand-written Koa', ...(await startServer('koa', join(BENCH, 'baselines', 'koa-sqlite.mjs'), { DATABASE_FILE: files.koa, ...syncEnv })) },
-      { id: 'raw', label: 'raw node:http', ...(await startServer('raw', join(BENCH, 'baselines', 'raw-sqlite.mjs'), { DATABASE_FILE: files.raw, ...syncEnv })) },
+      {
+        id: 'gen',
+        label: 'generated (entity-gen)',
+        ...(await startServer('generated', join(shop, 'dist', 'server.js'), {
+          DATABASE_URL: sqliteUrl(files.gen),
+          ...syncEnv,
+        })),
+      },
+      {
+        id: 'koa',
+        label: 'hand-written Koa',
+        ...(await startServer('koa', join(BENCH, 'baselines', 'koa-sqlite.mjs'), {
+          DATABASE_FILE: files.koa,
+          ...syncEnv,
+        })),
+      },
+      {
+        id: 'raw',
+        label: 'raw node:http',
+        ...(await startServer('raw', join(BENCH, 'baselines', 'raw-sqlite.mjs'), {
+          DATABASE_FILE: files.raw,
+          ...syncEnv,
+        })),
+      },
     );
     const problems = await envelopeCheck(servers, MODE.seedCount);
     results.sections.envelope = problems;
-    log(problems.length === 0 ? 'envelope check: identical answers' : `envelope check: ${problems.join('; ')}`);
+    log(
+      problems.length === 0
+        ? 'envelope check: identical answers'
+        : `envelope check: ${problems.join('; ')}`,
+    );
 
     if (enabled('http')) {
       const operations = shopOperations(MODE.seedCount);
@@ -292,7 +389,8 @@ async function bulkSection(servers) {
   const perServer = Object.fromEntries(servers.map((s) => [s.id, []]));
   const body = (tag) => {
     const records = [];
-    for (let i = 0; i < BATCH; i++) records.push(productRecord(`B${tag}-${String(i).padStart(5, '0')}`, i));
+    for (let i = 0; i < BATCH; i++)
+      records.push(productRecord(`B${tag}-${String(i).padStart(5, '0')}`, i));
     return JSON.stringify({ data: records });
   };
   let bodyBytes = 0;
@@ -311,8 +409,14 @@ async function bulkSection(servers) {
       }
       const ms = times.reduce((a, b) => a + b, 0) / times.length;
       const cpuPerRequest = cpu.reduce((a, b) => a + b, 0) / cpu.length;
-      perServer[server.id].push({ ms, recordsPerSecond: (BATCH * 1000) / ms, cpuMs: cpuPerRequest });
-      log(`  bulk · ${server.label} · round ${round + 1}: ${ms.toFixed(0)} ms per request (server CPU ${cpuPerRequest.toFixed(0)} ms), ${fmt((BATCH * 1000) / ms)} records/s`);
+      perServer[server.id].push({
+        ms,
+        recordsPerSecond: (BATCH * 1000) / ms,
+        cpuMs: cpuPerRequest,
+      });
+      log(
+        `  bulk · ${server.label} · round ${round + 1}: ${ms.toFixed(0)} ms per request (server CPU ${cpuPerRequest.toFixed(0)} ms), ${fmt((BATCH * 1000) / ms)} records/s`,
+      );
     }
   }
   const rate = (id) => perServer[id].map((r) => r.recordsPerSecond);
@@ -322,7 +426,11 @@ async function bulkSection(servers) {
     servers: Object.fromEntries(
       servers.map((s) => [
         s.id,
-        { recordsPerSecond: spread(rate(s.id)), ms: spread(perServer[s.id].map((r) => r.ms)), cpuMs: spread(perServer[s.id].map((r) => r.cpuMs)) },
+        {
+          recordsPerSecond: spread(rate(s.id)),
+          ms: spread(perServer[s.id].map((r) => r.ms)),
+          cpuMs: spread(perServer[s.id].map((r) => r.cpuMs)),
+        },
       ]),
     ),
     genVsKoa: ratio('gen', 'koa'),
@@ -335,10 +443,17 @@ async function scalingSection() {
   const count = MODE.scalingEntities;
   log(`scaling: GET by key, 1 entity vs ${count} entities`);
   const one = await setupStep('generate + tsc synthetic-1 (cached)', () =>
-    buildService('synthetic-1', writeSchema('synthetic-1.yaml', syntheticSchemaYaml(1)), { check: false, log }),
+    buildService('synthetic-1', writeSchema('synthetic-1.yaml', syntheticSchemaYaml(1)), {
+      check: false,
+      log,
+    }),
   );
   const many = await setupStep(`generate + tsc synthetic-${count} (cached)`, () =>
-    buildService(`synthetic-${count}`, writeSchema(`synthetic-${count}.yaml`, syntheticSchemaYaml(count)), { check: false, log }),
+    buildService(
+      `synthetic-${count}`,
+      writeSchema(`synthetic-${count}.yaml`, syntheticSchemaYaml(count)),
+      { check: false, log },
+    ),
   );
   const seed = MODE.scalingSeed;
   const others = 20;
@@ -350,17 +465,27 @@ async function scalingSection() {
     ]) {
       const file = join(DATA, `scale-${id}.db`);
       removeDb(file);
-      const server = await startServer(id, join(dir, 'dist', 'server.js'), { DATABASE_URL: sqliteUrl(file) });
-      servers.push({ id, label: id === 'one' ? '1 entity, E0000' : `${count} entities, E0000`, ...server });
+      const server = await startServer(id, join(dir, 'dist', 'server.js'), {
+        DATABASE_URL: sqliteUrl(file),
+      });
+      servers.push({
+        id,
+        label: id === 'one' ? '1 entity, E0000' : `${count} entities, E0000`,
+        ...server,
+      });
       for (let from = 0; from < seed; from += BATCH) {
         const records = [];
-        for (let n = from; n < Math.min(seed, from + BATCH); n++) records.push(syntheticRecord(0, n));
+        for (let n = from; n < Math.min(seed, from + BATCH); n++)
+          records.push(syntheticRecord(0, n));
         await postJson(`${server.url}/data/e0000`, JSON.stringify({ data: records }));
       }
       if (id === 'many') {
         for (let e = 1; e < count; e++) {
           const records = Array.from({ length: others }, (_, n) => syntheticRecord(e, n));
-          await postJson(`${server.url}/data/${syntheticEntityName(e).toLowerCase()}`, JSON.stringify({ data: records }));
+          await postJson(
+            `${server.url}/data/${syntheticEntityName(e).toLowerCase()}`,
+            JSON.stringify({ data: records }),
+          );
         }
       }
     }
@@ -374,7 +499,10 @@ async function scalingSection() {
       label: 'GET by key',
       request: () => ({
         method: 'GET',
-        setupRequest: (req) => ({ ...req, path: `/data/e0000/r${String(randomInt(seed)).padStart(7, '0')}` }),
+        setupRequest: (req) => ({
+          ...req,
+          path: `/data/e0000/r${String(randomInt(seed)).padStart(7, '0')}`,
+        }),
       }),
     };
     const spreadOperation = {
@@ -393,16 +521,25 @@ async function scalingSection() {
         const op = target.id === 'spread' ? spreadOperation : operation;
         const request = op.request();
         const sampler = sampleRss(target.pid);
-        const run = await loadRun(target.url, request, { connections: CONNECTIONS, seconds: MODE.seconds, warmupSeconds: MODE.warmupSeconds, pid: target.pid });
+        const run = await loadRun(target.url, request, {
+          connections: CONNECTIONS,
+          seconds: MODE.seconds,
+          warmupSeconds: MODE.warmupSeconds,
+          pid: target.pid,
+        });
         run.rssBytes = sampler.stop();
         runs[target.id].push(run);
-        log(`  scaling · ${target.label} · round ${round + 1}: ${fmt(run.rps)} req/s, p50 ${run.p50.toFixed(2)} ms, server CPU ${fmt(run.cpuUsPerRequest)} µs/req`);
+        log(
+          `  scaling · ${target.label} · round ${round + 1}: ${fmt(run.rps)} req/s, p50 ${run.p50.toFixed(2)} ms, server CPU ${fmt(run.cpuUsPerRequest)} µs/req`,
+        );
       }
     }
     results.sections.scaling = {
       entities: count,
       seed,
-      servers: Object.fromEntries(targets.map((t) => [t.id, { label: t.label, ...summarizeRuns(runs[t.id]) }])),
+      servers: Object.fromEntries(
+        targets.map((t) => [t.id, { label: t.label, ...summarizeRuns(runs[t.id]) }]),
+      ),
       manyVsOne: spread(ratios(runs.many, runs.one)),
       spreadVsOne: spread(ratios(runs.spread, runs.one)),
       cpuManyVsOne: spread(cpuRatios(runs.many, runs.one)),
@@ -426,10 +563,14 @@ async function generateSection() {
     let timedOut = false;
     for (let i = 0; i < repeats; i++) {
       rmSync(out, { recursive: true, force: true });
-      const run = await runCommand(process.execPath, [CLI, 'generate', relative(ROOT, schema), '-o', relative(ROOT, out)], {
-        cwd: ROOT,
-        timeoutMs: GENERATE_TIMEOUT_MS,
-      });
+      const run = await runCommand(
+        process.execPath,
+        [CLI, 'generate', relative(ROOT, schema), '-o', relative(ROOT, out)],
+        {
+          cwd: ROOT,
+          timeoutMs: GENERATE_TIMEOUT_MS,
+        },
+      );
       if (run.timedOut) {
         timedOut = true;
         log(`  generate ${size} entities: stopped after ${GENERATE_TIMEOUT_MS / 1000} s`);
@@ -441,7 +582,14 @@ async function generateSection() {
       log(`  generate ${size} entities: ${(run.ms / 1000).toFixed(2)} s`);
     }
     const lines = timedOut ? 0 : countLines(out);
-    rows.push({ entities: size, seconds: spread(times), timedOut, limitSeconds: GENERATE_TIMEOUT_MS / 1000, files, lines });
+    rows.push({
+      entities: size,
+      seconds: spread(times),
+      timedOut,
+      limitSeconds: GENERATE_TIMEOUT_MS / 1000,
+      files,
+      lines,
+    });
   }
   let typecheck;
   if (MODE.typecheckEntities !== undefined) {
@@ -449,11 +597,25 @@ async function generateSection() {
     const out = join(OUTPUT, `gen-timing-${size}`);
     if (!existsSync(join(out, 'tsconfig.json'))) {
       const schema = writeSchema(`synthetic-${size}.yaml`, syntheticSchemaYaml(size));
-      await runCommand(process.execPath, [CLI, 'generate', relative(ROOT, schema), '-o', relative(ROOT, out)], { cwd: ROOT });
+      await runCommand(
+        process.execPath,
+        [CLI, 'generate', relative(ROOT, schema), '-o', relative(ROOT, out)],
+        { cwd: ROOT },
+      );
     }
-    const run = await runCommand(process.execPath, [TSC, '-p', out, '--noEmit'], { cwd: ROOT, timeoutMs: 300_000 });
-    typecheck = { entities: size, seconds: run.ms / 1000, ok: run.code === 0, output: run.code === 0 ? '' : run.stdout.slice(0, 2000) };
-    log(`  tsc --noEmit on ${size} entities: ${(run.ms / 1000).toFixed(2)} s${run.code === 0 ? '' : ' (errors!)'}`);
+    const run = await runCommand(process.execPath, [TSC, '-p', out, '--noEmit'], {
+      cwd: ROOT,
+      timeoutMs: 300_000,
+    });
+    typecheck = {
+      entities: size,
+      seconds: run.ms / 1000,
+      ok: run.code === 0,
+      output: run.code === 0 ? '' : run.stdout.slice(0, 2000),
+    };
+    log(
+      `  tsc --noEmit on ${size} entities: ${(run.ms / 1000).toFixed(2)} s${run.code === 0 ? '' : ' (errors!)'}`,
+    );
   }
   results.sections.generate = { rows, typecheck };
 }
@@ -462,7 +624,9 @@ function countLines(dir) {
   let lines = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
     if (entry.isFile() && entry.name.endsWith('.ts')) {
-      lines += readFileSync(join(entry.parentPath ?? entry.path, entry.name), 'utf8').split('\n').length;
+      lines += readFileSync(join(entry.parentPath ?? entry.path, entry.name), 'utf8').split(
+        '\n',
+      ).length;
     }
   }
   return lines;
@@ -480,14 +644,17 @@ async function pgSection() {
     return skipWith('the runtime has no PostgreSQL driver yet (runtime/dist/postgres)');
   }
   const runtimePg = await import(driverModule);
-  if (typeof runtimePg.PostgresDriver !== 'function') return skipWith('runtime/dist/postgres does not export PostgresDriver');
+  if (typeof runtimePg.PostgresDriver !== 'function')
+    return skipWith('runtime/dist/postgres does not export PostgresDriver');
   const { default: pg } = await import('pg');
   const adminUrl = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
   const admin = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 3000 });
   try {
     await admin.connect();
   } catch (error) {
-    return skipWith(`PostgreSQL does not answer at ${adminUrl.replace(/:[^:@/]*@/, ':***@')}: ${error.message}`);
+    return skipWith(
+      `PostgreSQL does not answer at ${adminUrl.replace(/:[^:@/]*@/, ':***@')}: ${error.message}`,
+    );
   }
   const serviceUrl = new URL(adminUrl);
   serviceUrl.pathname = `/${PG_BENCH_DB}`;
@@ -498,21 +665,36 @@ async function pgSection() {
     await admin.query(`CREATE DATABASE ${PG_BENCH_DB}`);
     log(`PostgreSQL ${results.machine.postgres}: database ${PG_BENCH_DB} created`);
     const shop = await buildService('shop', join(ROOT, 'fixtures', 'shop', 'shop.yaml'), { log });
-    servers.push({ id: 'gen', label: 'generated (entity-gen)', ...(await startServer('generated-pg', join(shop, 'dist', 'server.js'), { DATABASE_URL: serviceUrl.href })) });
+    servers.push({
+      id: 'gen',
+      label: 'generated (entity-gen)',
+      ...(await startServer('generated-pg', join(shop, 'dist', 'server.js'), {
+        DATABASE_URL: serviceUrl.href,
+      })),
+    });
     await setupStep(`seed ${fmt(MODE.pgSeedCount)} PostgreSQL rows`, async () => {
       for (let from = 0; from < MODE.pgSeedCount; from += BATCH) {
         const records = [];
-        for (let n = from; n < Math.min(MODE.pgSeedCount, from + BATCH); n++) records.push(productRecord(productCode(n), n));
+        for (let n = from; n < Math.min(MODE.pgSeedCount, from + BATCH); n++)
+          records.push(productRecord(productCode(n), n));
         await postJson(`${servers[0].url}/data/product`, JSON.stringify({ data: records }));
       }
       await admin.query('VACUUM ANALYZE');
     });
-    servers.push({ id: 'koa', label: 'hand-written Koa + pg', ...(await startServer('koa-pg', join(BENCH, 'baselines', 'koa-pg.mjs'), { DATABASE_URL: serviceUrl.href })) });
+    servers.push({
+      id: 'koa',
+      label: 'hand-written Koa + pg',
+      ...(await startServer('koa-pg', join(BENCH, 'baselines', 'koa-pg.mjs'), {
+        DATABASE_URL: serviceUrl.href,
+      })),
+    });
     const problems = [];
     const key = productCode(Math.min(42, MODE.pgSeedCount - 1));
     const bodies = [];
-    for (const server of servers) bodies.push((await timedRequest(`${server.url}/data/product/${key}`)).text);
-    if (bodies[0] !== bodies[1]) problems.push(`GET by key: bodies differ:\n${bodies[0]}\n${bodies[1]}`);
+    for (const server of servers)
+      bodies.push((await timedRequest(`${server.url}/data/product/${key}`)).text);
+    if (bodies[0] !== bodies[1])
+      problems.push(`GET by key: bodies differ:\n${bodies[0]}\n${bodies[1]}`);
     const operations = shopOperations(MODE.pgSeedCount);
     const pgResults = { seedCount: MODE.pgSeedCount, envelope: problems };
     for (const id of ['get', 'post']) {
@@ -535,11 +717,18 @@ async function pgSection() {
 /** Deep paging, offset vs cursor: bench/paging.mjs (written separately), its table included. */
 async function pagingSection() {
   log('paging: node bench/paging.mjs');
-  const run = await runCommand(process.execPath, [join(BENCH, 'paging.mjs'), ...(QUICK ? ['--quick'] : [])], { cwd: ROOT, timeoutMs: 600_000 });
+  const run = await runCommand(
+    process.execPath,
+    [join(BENCH, 'paging.mjs'), ...(QUICK ? ['--quick'] : [])],
+    { cwd: ROOT, timeoutMs: 600_000 },
+  );
   results.sections.paging = {
     ok: run.code === 0,
     seconds: run.ms / 1000,
-    markdown: run.code === 0 ? run.stdout.trim() : `bench/paging.mjs failed (exit ${run.code}):\n\n\`\`\`\n${run.stderr.slice(-2000)}\n\`\`\``,
+    markdown:
+      run.code === 0
+        ? run.stdout.trim()
+        : `bench/paging.mjs failed (exit ${run.code}):\n\n\`\`\`\n${run.stderr.slice(-2000)}\n\`\`\``,
   };
 }
 
@@ -554,7 +743,10 @@ function machineInfo() {
       return 'unknown';
     }
   };
-  const dirty = git(['status', '--porcelain', '--untracked-files=no']) === '' ? '' : ' (with uncommitted changes)';
+  const dirty =
+    git(['status', '--porcelain', '--untracked-files=no']) === ''
+      ? ''
+      : ' (with uncommitted changes)';
   return {
     date: new Date().toISOString(),
     cpu: `${cpus[0]?.model ?? 'unknown'} × ${cpus.length}`,
@@ -563,7 +755,10 @@ function machineInfo() {
     node: process.version,
     sqlite: sqliteVersion(),
     commit: `${git(['rev-parse', '--short', 'HEAD'])}${dirty}`,
-    loadAverageStart: os.loadavg().map((v) => v.toFixed(2)).join(' '),
+    loadAverageStart: os
+      .loadavg()
+      .map((v) => v.toFixed(2))
+      .join(' '),
     synchronous: process.env.SQLITE_SYNCHRONOUS ?? 'FULL (default)',
   };
 }
@@ -587,21 +782,50 @@ const verdict = (ok) => (ok === undefined ? 'not measured' : ok ? '**met**' : '*
 function targetRows(r) {
   const rows = [];
   const http = r.sections.http;
-  const add = (target, value, ok, cpu = '') => rows.push(`| ${target} | ${value} | ${verdict(ok)} | ${cpu} |`);
+  const add = (target, value, ok, cpu = '') =>
+    rows.push(`| ${target} | ${value} | ${verdict(ok)} | ${cpu} |`);
   if (http !== undefined) {
-    add('GET by key ≥ 1.0× hand-written Koa (req/s)', ratioText(http.get.genVsKoa), http.get.genVsKoa.median >= 1.0, ratioText(http.get.cpuGenVsKoa));
-    add('GET by key: aim 0.70× raw floor (req/s)', ratioText(http.get.genVsRaw), http.get.genVsRaw.median >= 0.7, ratioText(http.get.cpuGenVsRaw));
-    add('POST one ≥ 1.0× hand-written Koa (req/s)', ratioText(http.post.genVsKoa), http.post.genVsKoa.median >= 1.0, ratioText(http.post.cpuGenVsKoa));
+    add(
+      'GET by key ≥ 1.0× hand-written Koa (req/s)',
+      ratioText(http.get.genVsKoa),
+      http.get.genVsKoa.median >= 1.0,
+      ratioText(http.get.cpuGenVsKoa),
+    );
+    add(
+      'GET by key: aim 0.70× raw floor (req/s)',
+      ratioText(http.get.genVsRaw),
+      http.get.genVsRaw.median >= 0.7,
+      ratioText(http.get.cpuGenVsRaw),
+    );
+    add(
+      'POST one ≥ 1.0× hand-written Koa (req/s)',
+      ratioText(http.post.genVsKoa),
+      http.post.genVsKoa.median >= 1.0,
+      ratioText(http.post.cpuGenVsKoa),
+    );
     const rss = http.get.servers.gen.rssBytes;
-    add('service RSS under the GET benchmark < 150 MB', `${fmt(rss / MB, 0)} MB peak`, rss < 150 * MB);
+    add(
+      'service RSS under the GET benchmark < 150 MB',
+      `${fmt(rss / MB, 0)} MB peak`,
+      rss < 150 * MB,
+    );
   }
   const bulk = r.sections.bulk;
   if (bulk !== undefined) {
-    add(`${fmt(BATCH)} records in one POST ≥ 100 000 records/s`, `${fmtSpread(bulk.servers.gen.recordsPerSecond)} records/s`, bulk.servers.gen.recordsPerSecond.median >= 100_000);
+    add(
+      `${fmt(BATCH)} records in one POST ≥ 100 000 records/s`,
+      `${fmtSpread(bulk.servers.gen.recordsPerSecond)} records/s`,
+      bulk.servers.gen.recordsPerSecond.median >= 100_000,
+    );
   }
   const scaling = r.sections.scaling;
   if (scaling !== undefined) {
-    add(`${scaling.entities}-entity GET by key ≥ 0.95× 1-entity`, ratioText(scaling.manyVsOne), scaling.manyVsOne.median >= 0.95, ratioText(scaling.cpuManyVsOne));
+    add(
+      `${scaling.entities}-entity GET by key ≥ 0.95× 1-entity`,
+      ratioText(scaling.manyVsOne),
+      scaling.manyVsOne.median >= 0.95,
+      ratioText(scaling.cpuManyVsOne),
+    );
   }
   const gen = r.sections.generate;
   if (gen !== undefined) {
@@ -610,15 +834,31 @@ function targetRows(r) {
       [1000, 10],
     ]) {
       const row = gen.rows.find((x) => x.entities === entities);
-      if (row === undefined) add(`generate ${entities} entities < ${limit} s`, 'not run in this mode', undefined);
-      else if (row.timedOut) add(`generate ${entities} entities < ${limit} s`, `> ${row.limitSeconds} s (stopped)`, false);
-      else add(`generate ${entities} entities < ${limit} s`, fmtSpread(row.seconds, 2, ' s'), row.seconds.median < limit);
+      if (row === undefined)
+        add(`generate ${entities} entities < ${limit} s`, 'not run in this mode', undefined);
+      else if (row.timedOut)
+        add(
+          `generate ${entities} entities < ${limit} s`,
+          `> ${row.limitSeconds} s (stopped)`,
+          false,
+        );
+      else
+        add(
+          `generate ${entities} entities < ${limit} s`,
+          fmtSpread(row.seconds, 2, ' s'),
+          row.seconds.median < limit,
+        );
     }
     if (gen.typecheck !== undefined) {
-      add(`tsc --noEmit on the ${gen.typecheck.entities}-entity output < 20 s`, `${gen.typecheck.seconds.toFixed(1)} s${gen.typecheck.ok ? '' : ' (type errors!)'}`, gen.typecheck.ok && gen.typecheck.seconds < 20);
+      add(
+        `tsc --noEmit on the ${gen.typecheck.entities}-entity output < 20 s`,
+        `${gen.typecheck.seconds.toFixed(1)} s${gen.typecheck.ok ? '' : ' (type errors!)'}`,
+        gen.typecheck.ok && gen.typecheck.seconds < 20,
+      );
     } else add('tsc --noEmit on the 100-entity output < 20 s', 'not run in this mode', undefined);
   }
-  if (r.mode === 'quick') add('quick mode under 60 s', `${r.totalSeconds.toFixed(1)} s`, r.totalSeconds < 60);
+  if (r.mode === 'quick')
+    add('quick mode under 60 s', `${r.totalSeconds.toFixed(1)} s`, r.totalSeconds < 60);
   return rows;
 }
 
@@ -644,13 +884,29 @@ function renderMarkdown(r) {
   const out = [];
   const cmd = r.mode === 'quick' ? 'npm run bench -- --quick' : 'npm run bench';
   out.push(`# entity-gen benchmark results (${r.mode} mode)`, '');
-  out.push(`Produced by \`${cmd}\` (bench/run.mjs) on ${m.date}; total ${r.totalSeconds?.toFixed(0) ?? '?'} s. Do not edit by hand.`, '');
+  out.push(
+    `Produced by \`${cmd}\` (bench/run.mjs) on ${m.date}; total ${r.totalSeconds?.toFixed(0) ?? '?'} s. Do not edit by hand.`,
+    '',
+  );
   out.push('| machine | |', '|---|---|');
-  out.push(`| CPU | ${m.cpu} |`, `| memory | ${m.memory} |`, `| OS | ${m.os} |`, `| Node | ${m.node} |`, `| SQLite | ${m.sqlite} (synchronous ${m.synchronous}, WAL) |`);
+  out.push(
+    `| CPU | ${m.cpu} |`,
+    `| memory | ${m.memory} |`,
+    `| OS | ${m.os} |`,
+    `| Node | ${m.node} |`,
+    `| SQLite | ${m.sqlite} (synchronous ${m.synchronous}, WAL) |`,
+  );
   if (m.postgres !== undefined) out.push(`| PostgreSQL | ${m.postgres} |`);
-  out.push(`| commit | ${m.commit} |`, `| load average (1/5/15 min) at start / end | ${m.loadAverageStart} / ${m.loadAverageEnd} |`);
+  out.push(
+    `| commit | ${m.commit} |`,
+    `| load average (1/5/15 min) at start / end | ${m.loadAverageStart} / ${m.loadAverageEnd} |`,
+  );
   const s = r.settings;
-  out.push('', `Settings: ${s.rounds} round(s) per operation, interleaved across servers (A B C A B C …), ${s.warmupSeconds} s warm-up + ${s.seconds} s measured per run (one autocannon run; responses of the warm-up window are not counted), ${s.connections} connections (autocannon), ${fmt(s.seedCount)} seeded PRODUCT rows. Figures are medians over rounds with the min–max spread in brackets; ratios are per-round ratios (same round, back to back), then the median.`, '');
+  out.push(
+    '',
+    `Settings: ${s.rounds} round(s) per operation, interleaved across servers (A B C A B C …), ${s.warmupSeconds} s warm-up + ${s.seconds} s measured per run (one autocannon run; responses of the warm-up window are not counted), ${s.connections} connections (autocannon), ${fmt(s.seedCount)} seeded PRODUCT rows. Figures are medians over rounds with the min–max spread in brackets; ratios are per-round ratios (same round, back to back), then the median.`,
+    '',
+  );
 
   out.push(
     '## Targets',
@@ -674,13 +930,20 @@ function renderMarkdown(r) {
   const labels = { gen: 'generated', koa: 'Koa + @koa/router', raw: 'raw node:http' };
   if (r.sections.http !== undefined) {
     const http = r.sections.http;
-    out.push('## SQLite: generated shop service vs baselines', '', httpTable(http, ['gen', 'koa', 'raw'], labels), '');
+    out.push(
+      '## SQLite: generated shop service vs baselines',
+      '',
+      httpTable(http, ['gen', 'koa', 'raw'], labels),
+      '',
+    );
     out.push(
       '| operation | generated ÷ Koa (req/s) | generated ÷ raw (req/s) | Koa ÷ raw (req/s) | CPU view: Koa ÷ generated (CPU per req) | CPU view: raw ÷ generated |',
       '|---|---:|---:|---:|---:|---:|',
     );
     for (const op of Object.values(http)) {
-      out.push(`| ${op.label} | ${ratioText(op.genVsKoa)} | ${ratioText(op.genVsRaw)} | ${ratioText(op.koaVsRaw)} | ${ratioText(op.cpuGenVsKoa)} | ${ratioText(op.cpuGenVsRaw)} |`);
+      out.push(
+        `| ${op.label} | ${ratioText(op.genVsKoa)} | ${ratioText(op.genVsRaw)} | ${ratioText(op.koaVsRaw)} | ${ratioText(op.cpuGenVsKoa)} | ${ratioText(op.cpuGenVsRaw)} |`,
+      );
     }
     out.push(
       '',
@@ -688,22 +951,46 @@ function renderMarkdown(r) {
       '',
     );
     const rss = (id) => `${fmt(http.get.servers[id].rssBytes / MB)} MB`;
-    out.push(`Peak RSS during the GET-by-key runs: generated ${rss('gen')}, Koa ${rss('koa')}, raw ${rss('raw')}.`, '');
+    out.push(
+      `Peak RSS during the GET-by-key runs: generated ${rss('gen')}, Koa ${rss('koa')}, raw ${rss('raw')}.`,
+      '',
+    );
   }
   if (r.sections.bulk !== undefined) {
     const b = r.sections.bulk;
-    out.push(`## ${fmt(BATCH)} records in one POST (end to end, with validation; body ${fmt(b.bodyBytes / MB, 1)} MB)`, '');
-    out.push('| server | records/s | ms per request | server CPU ms per request |', '|---|---:|---:|---:|');
-    for (const [id, v] of Object.entries(b.servers)) out.push(`| ${labels[id]} | ${fmtSpread(v.recordsPerSecond)} | ${fmtSpread(v.ms)} | ${fmtSpread(v.cpuMs)} |`);
-    out.push('', `Ratios (records/s): generated ÷ Koa ${ratioText(b.genVsKoa)}, generated ÷ raw ${ratioText(b.genVsRaw)}.`, '');
+    out.push(
+      `## ${fmt(BATCH)} records in one POST (end to end, with validation; body ${fmt(b.bodyBytes / MB, 1)} MB)`,
+      '',
+    );
+    out.push(
+      '| server | records/s | ms per request | server CPU ms per request |',
+      '|---|---:|---:|---:|',
+    );
+    for (const [id, v] of Object.entries(b.servers))
+      out.push(
+        `| ${labels[id]} | ${fmtSpread(v.recordsPerSecond)} | ${fmtSpread(v.ms)} | ${fmtSpread(v.cpuMs)} |`,
+      );
+    out.push(
+      '',
+      `Ratios (records/s): generated ÷ Koa ${ratioText(b.genVsKoa)}, generated ÷ raw ${ratioText(b.genVsRaw)}.`,
+      '',
+    );
   }
   if (r.sections.scaling !== undefined) {
     const sc = r.sections.scaling;
     out.push(`## Scaling with schema size: GET by key, 1 vs ${sc.entities} entities`, '');
-    out.push(`Synthetic entities of 12 fields (bench/lib/data.mjs); ${fmt(sc.seed)} records in E0000 of both services, 20 in each other entity of the big one.`, '');
-    out.push('| service | req/s | p50 ms | p99 ms | server CPU µs/req | peak RSS | failed |', '|---|---:|---:|---:|---:|---:|---:|');
+    out.push(
+      `Synthetic entities of 12 fields (bench/lib/data.mjs); ${fmt(sc.seed)} records in E0000 of both services, 20 in each other entity of the big one.`,
+      '',
+    );
+    out.push(
+      '| service | req/s | p50 ms | p99 ms | server CPU µs/req | peak RSS | failed |',
+      '|---|---:|---:|---:|---:|---:|---:|',
+    );
     for (const v of Object.values(sc.servers)) {
-      out.push(`| ${v.label} | ${fmtSpread(v.rps)} | ${fmtSpread(v.p50, 2)} | ${fmtSpread(v.p99, 2)} | ${fmtSpread(v.cpuUs)} | ${fmt(v.rssBytes / MB)} MB | ${v.failures} |`);
+      out.push(
+        `| ${v.label} | ${fmtSpread(v.rps)} | ${fmtSpread(v.p50, 2)} | ${fmtSpread(v.p99, 2)} | ${fmtSpread(v.cpuUs)} | ${fmt(v.rssBytes / MB)} MB | ${v.failures} |`,
+      );
     }
     out.push(
       '',
@@ -713,9 +1000,21 @@ function renderMarkdown(r) {
   }
   if (r.sections.generate !== undefined) {
     const g = r.sections.generate;
-    out.push('## Generator', '', '| synthetic schema | cold `entity-gen generate` wall time | files | lines of TypeScript |', '|---|---:|---:|---:|');
-    for (const row of g.rows) out.push(`| ${row.entities} entities | ${row.timedOut ? `> ${row.limitSeconds} s (stopped)` : fmtSpread(row.seconds, 2, ' s')} | ${row.files || 'n/a'} | ${row.lines ? fmt(row.lines) : 'n/a'} |`);
-    if (g.typecheck !== undefined) out.push('', `\`tsc --noEmit\` on the ${g.typecheck.entities}-entity output: ${g.typecheck.seconds.toFixed(1)} s${g.typecheck.ok ? '' : ` — FAILED:\n\n\`\`\`\n${g.typecheck.output}\n\`\`\``}.`);
+    out.push(
+      '## Generator',
+      '',
+      '| synthetic schema | cold `entity-gen generate` wall time | files | lines of TypeScript |',
+      '|---|---:|---:|---:|',
+    );
+    for (const row of g.rows)
+      out.push(
+        `| ${row.entities} entities | ${row.timedOut ? `> ${row.limitSeconds} s (stopped)` : fmtSpread(row.seconds, 2, ' s')} | ${row.files || 'n/a'} | ${row.lines ? fmt(row.lines) : 'n/a'} |`,
+      );
+    if (g.typecheck !== undefined)
+      out.push(
+        '',
+        `\`tsc --noEmit\` on the ${g.typecheck.entities}-entity output: ${g.typecheck.seconds.toFixed(1)} s${g.typecheck.ok ? '' : ` — FAILED:\n\n\`\`\`\n${g.typecheck.output}\n\`\`\``}.`,
+      );
     out.push('');
   }
   if (r.sections.pg !== undefined) {
@@ -723,21 +1022,35 @@ function renderMarkdown(r) {
     out.push('## PostgreSQL: generated service vs hand-written Koa + pg', '');
     if (pg.skipped !== undefined) out.push(`Skipped: ${pg.skipped}.`, '');
     else {
-      out.push(`${fmt(pg.seedCount)} seeded rows in a database created for the run (${PG_BENCH_DB}, dropped afterwards).`, '');
+      out.push(
+        `${fmt(pg.seedCount)} seeded rows in a database created for the run (${PG_BENCH_DB}, dropped afterwards).`,
+        '',
+      );
       out.push(httpTable(pg, ['gen', 'koa'], { gen: 'generated', koa: 'Koa + pg' }), '');
       out.push(
         `Ratios (req/s): GET by key generated ÷ Koa ${ratioText(pg.get.genVsKoa)}; POST one generated ÷ Koa ${ratioText(pg.post.genVsKoa)}. CPU view (Koa ÷ generated CPU per request, service process only): GET ${ratioText(pg.get.cpuGenVsKoa)}, POST ${ratioText(pg.post.cpuGenVsKoa)}.`,
         '',
       );
-      if (pg.envelope.length > 0) out.push(`Envelope check found differences: ${pg.envelope.join('; ')}`, '');
+      if (pg.envelope.length > 0)
+        out.push(`Envelope check found differences: ${pg.envelope.join('; ')}`, '');
     }
   }
   if (r.sections.paging !== undefined) {
-    out.push('## Deep paging (bench/paging.mjs)', '', r.sections.paging.markdown.replace(/^#+ .*\n+/, ''), '');
+    out.push(
+      '## Deep paging (bench/paging.mjs)',
+      '',
+      r.sections.paging.markdown.replace(/^#+ .*\n+/, ''),
+      '',
+    );
   }
   if (r.setup !== undefined && r.setup.length > 0) {
     const total = r.setup.reduce((sum, step) => sum + step.seconds, 0);
-    out.push('## Setup time (not measured)', '', `${total.toFixed(1)} s of the ${r.totalSeconds?.toFixed(0)} s: ${r.setup.map((step) => `${step.what} ${step.seconds.toFixed(1)} s`).join('; ')}.`, '');
+    out.push(
+      '## Setup time (not measured)',
+      '',
+      `${total.toFixed(1)} s of the ${r.totalSeconds?.toFixed(0)} s: ${r.setup.map((step) => `${step.what} ${step.seconds.toFixed(1)} s`).join('; ')}.`,
+      '',
+    );
   }
   if (r.notes.length > 0) out.push('## Notes', '', ...r.notes.map((n) => `- ${n}`), '');
   return `${out.join('\n')}\n`;

@@ -30,7 +30,16 @@ export const COLUMNS = [
 const NAMES = COLUMNS.map(([name]) => name);
 const KINDS = COLUMNS.map(([, kind]) => kind);
 const FIELD_SET = new Set(NAMES);
-const SQL_TYPES = { text: 'TEXT', integer: 'INTEGER', double: 'REAL', decimal: 'TEXT', boolean: 'INTEGER', date: 'TEXT', datetime: 'TEXT', json: 'TEXT' };
+const SQL_TYPES = {
+  text: 'TEXT',
+  integer: 'INTEGER',
+  double: 'REAL',
+  decimal: 'TEXT',
+  boolean: 'INTEGER',
+  date: 'TEXT',
+  datetime: 'TEXT',
+  json: 'TEXT',
+};
 const REQUIRED = new Set(['code', 'name', 'price']);
 const q = (name) => `"${name}"`;
 
@@ -38,7 +47,9 @@ const q = (name) => `"${name}"`;
 export const SQLITE_DDL = [
   `CREATE TABLE IF NOT EXISTS "_eg_activity" (\n  entity TEXT NOT NULL PRIMARY KEY,\n  last_create_ms INTEGER,\n  last_update_ms INTEGER,\n  last_delete_ms INTEGER\n) WITHOUT ROWID`,
   `CREATE TABLE IF NOT EXISTS "product" (\n  ${[
-    ...COLUMNS.map(([name, kind]) => `${q(name)} ${SQL_TYPES[kind]}${REQUIRED.has(name) ? ' NOT NULL' : ''}`),
+    ...COLUMNS.map(
+      ([name, kind]) => `${q(name)} ${SQL_TYPES[kind]}${REQUIRED.has(name) ? ' NOT NULL' : ''}`,
+    ),
     `"_eg_dec_price" TEXT NOT NULL`,
     `"_eg_created_ms" INTEGER NOT NULL`,
     `"_eg_updated_ms" INTEGER NOT NULL`,
@@ -50,7 +61,9 @@ export const SQLITE_DDL = [
   `CREATE INDEX IF NOT EXISTS "product__price__idx" ON "product" ("_eg_dec_price")`,
 ];
 
-export const SELECT_LIST = [...NAMES, '_eg_version', '_eg_created_ms', '_eg_updated_ms'].map((c) => `"product".${q(c)}`).join(', ');
+export const SELECT_LIST = [...NAMES, '_eg_version', '_eg_created_ms', '_eg_updated_ms']
+  .map((c) => `"product".${q(c)}`)
+  .join(', ');
 const WRITE_COLUMNS = [...NAMES, '_eg_dec_price'];
 
 /** The statements of the SQLite baselines (same SQL work per request as the generated service). */
@@ -83,7 +96,8 @@ export function decodeRow(row) {
     const value = row[i];
     if (value === null) continue;
     const kind = KINDS[i];
-    record[NAMES[i]] = kind === 'json' ? JSON.parse(value) : kind === 'boolean' ? value !== 0 : value;
+    record[NAMES[i]] =
+      kind === 'json' ? JSON.parse(value) : kind === 'boolean' ? value !== 0 : value;
   }
   return record;
 }
@@ -96,7 +110,16 @@ export function writeParams(record) {
   for (let i = 0; i < NAMES.length; i++) {
     const value = record[NAMES[i]];
     const kind = KINDS[i];
-    params[i] = value === undefined ? null : kind === 'json' ? JSON.stringify(value) : kind === 'boolean' ? (value ? 1 : 0) : value;
+    params[i] =
+      value === undefined
+        ? null
+        : kind === 'json'
+          ? JSON.stringify(value)
+          : kind === 'boolean'
+            ? value
+              ? 1
+              : 0
+            : value;
   }
   params[NAMES.length] = decimalSortKey(record.price);
   return params;
@@ -104,7 +127,11 @@ export function writeParams(record) {
 
 /** The `{"status":"success",...}` envelope with record meta, as the generated service sends it. */
 export function recordEnvelope(record, ms) {
-  return { status: 'success', data: record, meta: { lastUpdateTimeUnix: ms, lastUpdateTimeISO: new Date(ms).toISOString() } };
+  return {
+    status: 'success',
+    data: record,
+    meta: { lastUpdateTimeUnix: ms, lastUpdateTimeISO: new Date(ms).toISOString() },
+  };
 }
 export function errorEnvelope(reason, issues) {
   return { status: 'error', error: issues === undefined ? { reason } : { reason, issues } };
@@ -140,63 +167,150 @@ const isInteger = (v) => Number.isSafeInteger(v);
 const isDecimal = (v) => (typeof v === 'string' && DECIMAL.test(v)) || isNumber(v);
 
 function check(ok, field, issues, message) {
-  if (!ok) issues.push({ path: [field], code: 'conversion_failed', message: `Invalid value for field ${field}: ${message}` });
+  if (!ok)
+    issues.push({
+      path: [field],
+      code: 'conversion_failed',
+      message: `Invalid value for field ${field}: ${message}`,
+    });
 }
 
 /** Validates a PRODUCT (or the fields of a patch when `partial`); returns the issues found. */
 export function validateProduct(body, partial = false) {
   const issues = [];
-  if (!isObject(body)) return [{ path: [], code: 'conversion_failed', message: 'EntityRecord of PRODUCT must be a JSON object' }];
+  if (!isObject(body))
+    return [
+      {
+        path: [],
+        code: 'conversion_failed',
+        message: 'EntityRecord of PRODUCT must be a JSON object',
+      },
+    ];
   for (const name of Object.keys(body)) {
-    if (!FIELD_SET.has(name)) issues.push({ path: [name], code: 'unknown_field', message: `Field ${name} is not defined` });
+    if (!FIELD_SET.has(name))
+      issues.push({ path: [name], code: 'unknown_field', message: `Field ${name} is not defined` });
   }
   for (const name of REQUIRED) {
     const v = body[name];
-    if (!partial && (v === undefined || v === null || v === '')) issues.push({ path: [name], code: 'required', message: `Field ${name} is required` });
+    if (!partial && (v === undefined || v === null || v === ''))
+      issues.push({ path: [name], code: 'required', message: `Field ${name} is required` });
   }
-  const { code, name, category, price, stock, weightKg, available, releaseDate, lastRestock, status, size } = body;
+  const {
+    code,
+    name,
+    category,
+    price,
+    stock,
+    weightKg,
+    available,
+    releaseDate,
+    lastRestock,
+    status,
+    size,
+  } = body;
   if (code != null) check(isString(code), 'code', issues, 'expected a string');
   if (name != null) check(isString(name), 'name', issues, 'expected a string');
   if (category != null) check(isString(category), 'category', issues, 'expected a string');
   if (price != null) check(isDecimal(price), 'price', issues, 'expected a decimal');
   if (stock != null) check(isInteger(stock), 'stock', issues, 'expected an integer');
   if (weightKg != null) check(isNumber(weightKg), 'weightKg', issues, 'expected a number');
-  if (available != null) check(typeof available === 'boolean', 'available', issues, 'expected a boolean');
-  if (releaseDate != null) check(isString(releaseDate) && DATE.test(releaseDate), 'releaseDate', issues, 'expected YYYY-MM-DD');
-  if (lastRestock != null) check(isString(lastRestock) && DATE_TIME.test(lastRestock), 'lastRestock', issues, 'expected an ISO date-time');
-  if (status != null) check(STATUS.has(status), 'status', issues, 'expected DRAFT, ACTIVE or RETIRED');
+  if (available != null)
+    check(typeof available === 'boolean', 'available', issues, 'expected a boolean');
+  if (releaseDate != null)
+    check(
+      isString(releaseDate) && DATE.test(releaseDate),
+      'releaseDate',
+      issues,
+      'expected YYYY-MM-DD',
+    );
+  if (lastRestock != null)
+    check(
+      isString(lastRestock) && DATE_TIME.test(lastRestock),
+      'lastRestock',
+      issues,
+      'expected an ISO date-time',
+    );
+  if (status != null)
+    check(STATUS.has(status), 'status', issues, 'expected DRAFT, ACTIVE or RETIRED');
   if (size != null) check(SIZE.has(size), 'size', issues, 'expected S, M or L');
   const { dimensions, tags, ratings, variants, sizeChart, prices, image, warehouse } = body;
   if (dimensions != null) {
     check(
-      isObject(dimensions) && isNumber(dimensions.width) && isNumber(dimensions.height) && (dimensions.unit == null || UNIT.has(dimensions.unit)),
+      isObject(dimensions) &&
+        isNumber(dimensions.width) &&
+        isNumber(dimensions.height) &&
+        (dimensions.unit == null || UNIT.has(dimensions.unit)),
       'dimensions',
       issues,
       'expected {width, height, unit}',
     );
   }
-  if (tags != null) check(Array.isArray(tags) && tags.every(isString), 'tags', issues, 'expected a list of strings');
-  if (ratings != null) check(Array.isArray(ratings) && ratings.every(isInteger), 'ratings', issues, 'expected a list of integers');
+  if (tags != null)
+    check(
+      Array.isArray(tags) && tags.every(isString),
+      'tags',
+      issues,
+      'expected a list of strings',
+    );
+  if (ratings != null)
+    check(
+      Array.isArray(ratings) && ratings.every(isInteger),
+      'ratings',
+      issues,
+      'expected a list of integers',
+    );
   if (variants != null) {
     check(
       Array.isArray(variants) &&
-        variants.every((v) => isObject(v) && isString(v.sku) && v.sku !== '' && (v.color == null || isString(v.color)) && (v.extraPrice == null || isDecimal(v.extraPrice))),
+        variants.every(
+          (v) =>
+            isObject(v) &&
+            isString(v.sku) &&
+            v.sku !== '' &&
+            (v.color == null || isString(v.color)) &&
+            (v.extraPrice == null || isDecimal(v.extraPrice)),
+        ),
       'variants',
       issues,
       'expected a list of {sku, color, extraPrice}',
     );
   }
-  if (sizeChart != null) check(Array.isArray(sizeChart) && sizeChart.every((row) => Array.isArray(row) && row.every(isNumber)), 'sizeChart', issues, 'expected a list of lists of numbers');
+  if (sizeChart != null)
+    check(
+      Array.isArray(sizeChart) &&
+        sizeChart.every((row) => Array.isArray(row) && row.every(isNumber)),
+      'sizeChart',
+      issues,
+      'expected a list of lists of numbers',
+    );
   if (prices != null) {
     check(
-      isObject(prices) && Object.values(prices).every((p) => isObject(p) && isDecimal(p.amount) && (p.validFrom == null || (isString(p.validFrom) && DATE.test(p.validFrom)))),
+      isObject(prices) &&
+        Object.values(prices).every(
+          (p) =>
+            isObject(p) &&
+            isDecimal(p.amount) &&
+            (p.validFrom == null || (isString(p.validFrom) && DATE.test(p.validFrom))),
+        ),
       'prices',
       issues,
       'expected {currency: {amount, validFrom}}',
     );
   }
-  if (image != null) check(isString(image) && B64.test(image), 'image', issues, 'expected a data:image/...;base64 URL');
-  if (warehouse != null) check(isObject(warehouse) && isNumber(warehouse.lat) && isNumber(warehouse.lng), 'warehouse', issues, 'expected {lat, lng}');
+  if (image != null)
+    check(
+      isString(image) && B64.test(image),
+      'image',
+      issues,
+      'expected a data:image/...;base64 URL',
+    );
+  if (warehouse != null)
+    check(
+      isObject(warehouse) && isNumber(warehouse.lat) && isNumber(warehouse.lng),
+      'warehouse',
+      issues,
+      'expected {lat, lng}',
+    );
   return issues;
 }
 
@@ -205,14 +319,16 @@ export function toRecord(body) {
   const record = {};
   for (const name of NAMES) {
     const value = body[name];
-    if (value !== undefined && value !== null) record[name] = typeof value === 'number' && name === 'price' ? String(value) : value;
+    if (value !== undefined && value !== null)
+      record[name] = typeof value === 'number' && name === 'price' ? String(value) : value;
   }
   return record;
 }
 
 /** Reads `{"data": ...}` and returns the payload; throws HttpError 400 otherwise. */
 export function dataOf(body) {
-  if (!isObject(body) || body.data === undefined) throw new HttpError(400, 'Request body must be a JSON object of the form {"data": ...}');
+  if (!isObject(body) || body.data === undefined)
+    throw new HttpError(400, 'Request body must be a JSON object of the form {"data": ...}');
   return body.data;
 }
 
@@ -229,10 +345,12 @@ export function decimalSortKey(value) {
   let last = digits.length - 1;
   while (digits.charCodeAt(last) === 48) last--;
   const mantissa = digits.slice(first, last + 1);
-  const exponent = integerPart.length - first + (exponentPart === undefined ? 0 : Number(exponentPart));
+  const exponent =
+    integerPart.length - first + (exponentPart === undefined ? 0 : Number(exponentPart));
   if (sign !== '-') return `2${String(exponent + 50_000).padStart(5, '0')}${mantissa}`;
   let complement = '';
-  for (let i = 0; i < mantissa.length; i++) complement += String.fromCharCode(105 - mantissa.charCodeAt(i));
+  for (let i = 0; i < mantissa.length; i++)
+    complement += String.fromCharCode(105 - mantissa.charCodeAt(i));
   return `0${String(50_000 - exponent).padStart(5, '0')}${complement}~`;
 }
 
@@ -271,7 +389,9 @@ export function readBody(req, limit) {
         reject(new HttpError(400, 'Request body is not valid JSON'));
       }
     });
-    req.on('error', (error) => reject(new HttpError(400, `Request body could not be read: ${error.message}`)));
+    req.on('error', (error) =>
+      reject(new HttpError(400, `Request body could not be read: ${error.message}`)),
+    );
   });
 }
 

@@ -5,9 +5,28 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import pg from 'pg';
-import { BODY_LIMIT, COLUMNS, dataOf, errorEnvelope, HttpError, readBody, recordEnvelope, toRecord, validateProduct } from './common.mjs';
+import {
+  BODY_LIMIT,
+  COLUMNS,
+  dataOf,
+  errorEnvelope,
+  HttpError,
+  readBody,
+  recordEnvelope,
+  toRecord,
+  validateProduct,
+} from './common.mjs';
 
-const PG_TYPES = { text: 'TEXT COLLATE "C"', integer: 'BIGINT', double: 'DOUBLE PRECISION', decimal: 'NUMERIC', boolean: 'BOOLEAN', date: 'DATE', datetime: 'TIMESTAMPTZ', json: 'JSONB' };
+const PG_TYPES = {
+  text: 'TEXT COLLATE "C"',
+  integer: 'BIGINT',
+  double: 'DOUBLE PRECISION',
+  decimal: 'NUMERIC',
+  boolean: 'BOOLEAN',
+  date: 'DATE',
+  datetime: 'TIMESTAMPTZ',
+  json: 'JSONB',
+};
 const REQUIRED = new Set(['code', 'name', 'price']);
 const q = (name) => `"${name}"`;
 const NAMES = COLUMNS.map(([name]) => name);
@@ -15,7 +34,9 @@ const SELECT = [...NAMES, '_eg_version', '_eg_created_ms', '_eg_updated_ms'].map
 const DDL = [
   `CREATE TABLE IF NOT EXISTS "_eg_activity" (\n  "entity" TEXT COLLATE "C" NOT NULL PRIMARY KEY,\n  "last_create_ms" BIGINT,\n  "last_update_ms" BIGINT,\n  "last_delete_ms" BIGINT\n)`,
   `CREATE TABLE IF NOT EXISTS "product" (\n${[
-    ...COLUMNS.map(([name, kind]) => `  ${q(name)} ${PG_TYPES[kind]}${REQUIRED.has(name) ? ' NOT NULL' : ''}`),
+    ...COLUMNS.map(
+      ([name, kind]) => `  ${q(name)} ${PG_TYPES[kind]}${REQUIRED.has(name) ? ' NOT NULL' : ''}`,
+    ),
     `  "_eg_created_ms" BIGINT NOT NULL`,
     `  "_eg_updated_ms" BIGINT NOT NULL`,
     `  "_eg_version" INTEGER NOT NULL`,
@@ -25,7 +46,11 @@ const DDL = [
   `CREATE INDEX IF NOT EXISTS "product__category__idx" ON "product" ("category" NULLS FIRST)`,
   `CREATE INDEX IF NOT EXISTS "product__price__idx" ON "product" ("price" NULLS FIRST)`,
 ];
-const GET = { name: 'bench_get', text: `SELECT ${SELECT} FROM "product" WHERE "code" = $1`, rowMode: 'array' };
+const GET = {
+  name: 'bench_get',
+  text: `SELECT ${SELECT} FROM "product" WHERE "code" = $1`,
+  rowMode: 'array',
+};
 const n = NAMES.length;
 const INSERT_TEXT = `WITH "r" AS (
   INSERT INTO "product" (${[...NAMES, '_eg_created_ms', '_eg_updated_ms', '_eg_version'].map(q).join(', ')})
@@ -41,7 +66,9 @@ const types = {
   getTypeParser(oid, format) {
     if (oid === 20) return Number;
     if (oid === 1700 || oid === 1082) return (text) => text;
-    if (oid === 1184) return (text) => new Date(text.replace(' ', 'T').replace(/([+-]\d\d)$/, '$1:00')).toISOString();
+    if (oid === 1184)
+      return (text) =>
+        new Date(text.replace(' ', 'T').replace(/([+-]\d\d)$/, '$1:00')).toISOString();
     return pg.types.getTypeParser(oid, format);
   },
 };
@@ -83,14 +110,16 @@ router.get('/health', async (ctx) => {
 router.get('/data/product/:id', async (ctx) => {
   const { rows } = await pool.query({ ...GET, values: [ctx.params.id] });
   const row = rows[0];
-  if (row === undefined) throw new HttpError(404, `EntityRecord with id ${ctx.params.id} not found for PRODUCT`);
+  if (row === undefined)
+    throw new HttpError(404, `EntityRecord with id ${ctx.params.id} not found for PRODUCT`);
   ctx.set('ETag', `"${row[n]}"`);
   ctx.body = recordEnvelope(decode(row), row[n + 2]);
 });
 router.post('/data/product', async (ctx) => {
   const payload = dataOf(await readBody(ctx.req, BODY_LIMIT));
   const issues = validateProduct(payload);
-  if (issues.length > 0) throw new HttpError(400, `EntityRecord of PRODUCT with id ${payload?.code} invalid`, issues);
+  if (issues.length > 0)
+    throw new HttpError(400, `EntityRecord of PRODUCT with id ${payload?.code} invalid`, issues);
   const record = toRecord(payload);
   const now = Date.now();
   const values = COLUMNS.map(([name, kind]) => {
@@ -101,7 +130,8 @@ router.post('/data/product', async (ctx) => {
   try {
     await pool.query({ name: 'bench_insert', text: INSERT_TEXT, values });
   } catch (error) {
-    if (error.code === '23505') throw new HttpError(400, `Logical key ${record.code} for Entity PRODUCT already exists`);
+    if (error.code === '23505')
+      throw new HttpError(400, `Logical key ${record.code} for Entity PRODUCT already exists`);
     throw error;
   }
   ctx.set('ETag', '"1"');

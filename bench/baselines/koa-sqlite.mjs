@@ -36,7 +36,11 @@ const insertAll = db.transaction((records, now) => {
       insert.run(...writeParams(records[i]), now, now);
     } catch (error) {
       if (error.code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
-        throw new HttpError(400, `Logical key ${records[i].code} for Entity PRODUCT already exists`, [{ path: [i], code: 'duplicate_key', message: 'exists' }]);
+        throw new HttpError(
+          400,
+          `Logical key ${records[i].code} for Entity PRODUCT already exists`,
+          [{ path: [i], code: 'duplicate_key', message: 'exists' }],
+        );
       }
       throw error;
     }
@@ -46,14 +50,16 @@ const insertAll = db.transaction((records, now) => {
 
 const patchOne = db.transaction((id, changes, now) => {
   const row = get.get(id);
-  if (row === undefined) throw new HttpError(404, `EntityRecord with id ${id} not found for PRODUCT`);
+  if (row === undefined)
+    throw new HttpError(404, `EntityRecord with id ${id} not found for PRODUCT`);
   const merged = decodeRow(row);
   for (const [name, value] of Object.entries(changes)) {
     if (value === null) delete merged[name];
     else merged[name] = value;
   }
   const issues = validateProduct(merged);
-  if (issues.length > 0) throw new HttpError(400, `EntityRecord of PRODUCT with id ${id} invalid`, issues);
+  if (issues.length > 0)
+    throw new HttpError(400, `EntityRecord of PRODUCT with id ${id} invalid`, issues);
   const record = toRecord(merged);
   const version = row[VERSION_INDEX];
   update.run(...writeParams(record), now, id, version);
@@ -88,7 +94,8 @@ router.get('/health', (ctx) => {
 });
 router.get('/data/product/:id', (ctx) => {
   const row = get.get(ctx.params.id);
-  if (row === undefined) throw new HttpError(404, `EntityRecord with id ${ctx.params.id} not found for PRODUCT`);
+  if (row === undefined)
+    throw new HttpError(404, `EntityRecord with id ${ctx.params.id} not found for PRODUCT`);
   ctx.set('ETag', `"${row[VERSION_INDEX]}"`);
   ctx.body = recordEnvelope(decodeRow(row), row[UPDATED_INDEX]);
 });
@@ -103,7 +110,12 @@ router.post('/data/product', async (ctx) => {
       const own = validateProduct(item);
       for (const issue of own) issues.push({ ...issue, path: [index, ...issue.path] });
       if (own.length > 0) return;
-      if (seen.has(item.code)) issues.push({ path: [index], code: 'duplicate_key', message: `Logical key ${item.code} appears twice` });
+      if (seen.has(item.code))
+        issues.push({
+          path: [index],
+          code: 'duplicate_key',
+          message: `Logical key ${item.code} appears twice`,
+        });
       seen.add(item.code);
       records.push(toRecord(item));
     });
@@ -113,7 +125,8 @@ router.post('/data/product', async (ctx) => {
     return;
   }
   const issues = validateProduct(payload);
-  if (issues.length > 0) throw new HttpError(400, `EntityRecord of PRODUCT with id ${payload?.code} invalid`, issues);
+  if (issues.length > 0)
+    throw new HttpError(400, `EntityRecord of PRODUCT with id ${payload?.code} invalid`, issues);
   const record = toRecord(payload);
   insertAll.immediate([record], now);
   ctx.set('ETag', '"1"');
@@ -135,13 +148,15 @@ router.get('/data/product', (ctx) => {
     throw new HttpError(400, 'This baseline serves only ?category=..&orderBy=-price&limit=..');
   }
   const n = Number(limit);
-  if (!Number.isSafeInteger(n) || n < 1) throw new HttpError(400, 'Parameter limit must be an integer of at least 1');
+  if (!Number.isSafeInteger(n) || n < 1)
+    throw new HttpError(400, 'Parameter limit must be an integer of at least 1');
   const rows = page.all(category, n);
   ctx.body = { status: 'success', data: rows.map(decodeRow), meta: { start: 0, limit: n } };
 });
 router.get('/entity/product/recordCounts', (ctx) => {
   const { category } = ctx.query;
-  if (typeof category !== 'string') throw new HttpError(400, 'This baseline counts only by ?category=..');
+  if (typeof category !== 'string')
+    throw new HttpError(400, 'This baseline counts only by ?category=..');
   ctx.body = { status: 'success', data: { count: count.get(category) } };
 });
 app.use(router.routes());

@@ -37,7 +37,11 @@ const insertAll = db.transaction((records, now) => {
       insert.run(...writeParams(records[i]), now, now);
     } catch (error) {
       if (error.code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
-        throw new HttpError(400, `Logical key ${records[i].code} for Entity PRODUCT already exists`, [{ path: [i], code: 'duplicate_key', message: 'exists' }]);
+        throw new HttpError(
+          400,
+          `Logical key ${records[i].code} for Entity PRODUCT already exists`,
+          [{ path: [i], code: 'duplicate_key', message: 'exists' }],
+        );
       }
       throw error;
     }
@@ -47,14 +51,16 @@ const insertAll = db.transaction((records, now) => {
 
 const patchOne = db.transaction((id, changes, now) => {
   const row = get.get(id);
-  if (row === undefined) throw new HttpError(404, `EntityRecord with id ${id} not found for PRODUCT`);
+  if (row === undefined)
+    throw new HttpError(404, `EntityRecord with id ${id} not found for PRODUCT`);
   const merged = decodeRow(row);
   for (const [name, value] of Object.entries(changes)) {
     if (value === null) delete merged[name];
     else merged[name] = value;
   }
   const issues = validateProduct(merged);
-  if (issues.length > 0) throw new HttpError(400, `EntityRecord of PRODUCT with id ${id} invalid`, issues);
+  if (issues.length > 0)
+    throw new HttpError(400, `EntityRecord of PRODUCT with id ${id} invalid`, issues);
   const record = toRecord(merged);
   const version = row[VERSION_INDEX];
   update.run(...writeParams(record), now, id, version);
@@ -64,7 +70,10 @@ const patchOne = db.transaction((id, changes, now) => {
 
 function send(res, status, body, etag) {
   const text = JSON.stringify(body);
-  const headers = { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) };
+  const headers = {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(text),
+  };
   if (etag !== undefined) headers.ETag = etag;
   res.writeHead(status, headers);
   res.end(text);
@@ -82,8 +91,14 @@ async function handle(req, res) {
     const id = decodeURIComponent(path.slice(RECORD_PREFIX.length));
     if (method === 'GET') {
       const row = get.get(id);
-      if (row === undefined) throw new HttpError(404, `EntityRecord with id ${id} not found for PRODUCT`);
-      return send(res, 200, recordEnvelope(decodeRow(row), row[UPDATED_INDEX]), `"${row[VERSION_INDEX]}"`);
+      if (row === undefined)
+        throw new HttpError(404, `EntityRecord with id ${id} not found for PRODUCT`);
+      return send(
+        res,
+        200,
+        recordEnvelope(decodeRow(row), row[UPDATED_INDEX]),
+        `"${row[VERSION_INDEX]}"`,
+      );
     }
     if (method === 'PATCH') {
       const changes = dataOf(await readBody(req, BODY_LIMIT));
@@ -106,16 +121,30 @@ async function handle(req, res) {
           const own = validateProduct(item);
           for (const issue of own) issues.push({ ...issue, path: [index, ...issue.path] });
           if (own.length > 0) return;
-          if (seen.has(item.code)) issues.push({ path: [index], code: 'duplicate_key', message: `Logical key ${item.code} appears twice` });
+          if (seen.has(item.code))
+            issues.push({
+              path: [index],
+              code: 'duplicate_key',
+              message: `Logical key ${item.code} appears twice`,
+            });
           seen.add(item.code);
           records.push(toRecord(item));
         });
         if (issues.length > 0) throw new HttpError(400, 'EntityRecords are invalid', issues);
         if (records.length > 0) insertAll.immediate(records, now);
-        return send(res, 200, { status: 'success', data: records, meta: recordEnvelope(null, now).meta });
+        return send(res, 200, {
+          status: 'success',
+          data: records,
+          meta: recordEnvelope(null, now).meta,
+        });
       }
       const issues = validateProduct(payload);
-      if (issues.length > 0) throw new HttpError(400, `EntityRecord of PRODUCT with id ${payload?.code} invalid`, issues);
+      if (issues.length > 0)
+        throw new HttpError(
+          400,
+          `EntityRecord of PRODUCT with id ${payload?.code} invalid`,
+          issues,
+        );
       const record = toRecord(payload);
       insertAll.immediate([record], now);
       return send(res, 200, recordEnvelope(record, now), '"1"');
@@ -126,9 +155,14 @@ async function handle(req, res) {
       if (category === null || query.get('orderBy') !== '-price' || query.has('start')) {
         throw new HttpError(400, 'This baseline serves only ?category=..&orderBy=-price&limit=..');
       }
-      if (!Number.isSafeInteger(n) || n < 1) throw new HttpError(400, 'Parameter limit must be an integer of at least 1');
+      if (!Number.isSafeInteger(n) || n < 1)
+        throw new HttpError(400, 'Parameter limit must be an integer of at least 1');
       const rows = page.all(category, n);
-      return send(res, 200, { status: 'success', data: rows.map(decodeRow), meta: { start: 0, limit: n } });
+      return send(res, 200, {
+        status: 'success',
+        data: rows.map(decodeRow),
+        meta: { start: 0, limit: n },
+      });
     }
   } else if (path === '/entity/product/recordCounts' && method === 'GET') {
     const category = query.get('category');
@@ -142,7 +176,8 @@ async function handle(req, res) {
 
 const server = createServer((req, res) => {
   handle(req, res).catch((error) => {
-    if (error instanceof HttpError) send(res, error.status, errorEnvelope(error.message, error.issues));
+    if (error instanceof HttpError)
+      send(res, error.status, errorEnvelope(error.message, error.issues));
     else {
       console.error(error);
       send(res, 500, errorEnvelope('Internal server error'));

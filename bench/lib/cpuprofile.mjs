@@ -16,7 +16,8 @@ export function shortUrl(url) {
 /** The package (or repo area) a script belongs to. */
 export function packageOf(url) {
   const short = shortUrl(url);
-  if (short.startsWith('node:') || !short.includes('/')) return short === '(native)' ? '(native/GC/idle)' : 'node internals';
+  if (short.startsWith('node:') || !short.includes('/'))
+    return short === '(native)' ? '(native/GC/idle)' : 'node internals';
   if (url.includes('/node_modules/')) {
     const parts = short.split('/');
     return parts[0].startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0];
@@ -34,7 +35,8 @@ export function summarizeProfile(file) {
   const profile = JSON.parse(readFileSync(file, 'utf8'));
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const parent = new Map();
-  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+  for (const node of profile.nodes)
+    for (const child of node.children ?? []) parent.set(child, node.id);
   const selfUs = new Map();
   const { samples, timeDeltas } = profile;
   for (let i = 0; i < samples.length; i++) {
@@ -49,12 +51,14 @@ export function summarizeProfile(file) {
     if (callFrame.functionName === '(idle)') continue;
     totalUs += us;
     const name = callFrame.functionName || '(anonymous)';
-    const where = callFrame.url === '' ? '' : `${shortUrl(callFrame.url)}:${callFrame.lineNumber + 1}`;
+    const where =
+      callFrame.url === '' ? '' : `${shortUrl(callFrame.url)}:${callFrame.lineNumber + 1}`;
     const key = `${name} ${where}`;
     const entry = functions.get(key) ?? { name, where, us: 0 };
     entry.us += us;
     functions.set(key, entry);
-    const pkg = callFrame.url === '' ? (name.startsWith('(') ? name : '(native)') : packageOf(callFrame.url);
+    const pkg =
+      callFrame.url === '' ? (name.startsWith('(') ? name : '(native)') : packageOf(callFrame.url);
     packages.set(pkg, (packages.get(pkg) ?? 0) + us);
   }
   const pct = (us) => (totalUs === 0 ? 0 : (100 * us) / totalUs);

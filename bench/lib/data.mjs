@@ -16,7 +16,18 @@ export function prng(seed) {
 export const CATEGORY_COUNT = 50;
 const STATUSES = ['DRAFT', 'ACTIVE', 'RETIRED'];
 const SIZES = ['S', 'M', 'L'];
-const WORDS = ['alpha', 'bravo', 'cedar', 'delta', 'ember', 'fjord', 'gamma', 'harbor', 'iris', 'jade'];
+const WORDS = [
+  'alpha',
+  'bravo',
+  'cedar',
+  'delta',
+  'ember',
+  'fjord',
+  'gamma',
+  'harbor',
+  'iris',
+  'jade',
+];
 const COLORS = ['red', 'green', 'blue', 'black', 'white'];
 
 /** The key of the n-th seeded product. */
@@ -57,18 +68,33 @@ export function productRecord(code, n) {
     lastRestock: new Date(1_700_000_000_000 + Math.floor(random() * 50_000_000_000)).toISOString(),
     status: pick(STATUSES),
     size: pick(SIZES),
-    dimensions: { width: 1 + Math.floor(random() * 100), height: 1 + Math.floor(random() * 100), unit: 'cm' },
+    dimensions: {
+      width: 1 + Math.floor(random() * 100),
+      height: 1 + Math.floor(random() * 100),
+      unit: 'cm',
+    },
     tags: [pick(WORDS), pick(WORDS)],
-    ratings: [1 + Math.floor(random() * 5), 1 + Math.floor(random() * 5), 1 + Math.floor(random() * 5)],
+    ratings: [
+      1 + Math.floor(random() * 5),
+      1 + Math.floor(random() * 5),
+      1 + Math.floor(random() * 5),
+    ],
   };
   if (random() < 0.5) {
     record.variants = [
-      { sku: `${code}-a`, color: pick(COLORS), extraPrice: decimalText(Math.floor(random() * 1000)) },
+      {
+        sku: `${code}-a`,
+        color: pick(COLORS),
+        extraPrice: decimalText(Math.floor(random() * 1000)),
+      },
       { sku: `${code}-b`, color: pick(COLORS) },
     ];
   }
   if (random() < 0.5) {
-    record.prices = { EUR: { amount: record.price }, USD: { amount: decimalText(200 + Math.floor(random() * 99_900)) } };
+    record.prices = {
+      EUR: { amount: record.price },
+      USD: { amount: decimalText(200 + Math.floor(random() * 99_900)) },
+    };
   }
   return record;
 }
@@ -103,7 +129,10 @@ export function syntheticEntityName(index) {
 /** The rotating field types of synthetic entity `index` (entities 0, 3, 6, … share a shape). */
 function typesOf(index) {
   const offset = (index * 10) % ROTATING_TYPES.length;
-  return Array.from({ length: SYNTHETIC_FIELDS_PER_ENTITY - 2 }, (_, i) => ROTATING_TYPES[(offset + i) % ROTATING_TYPES.length]);
+  return Array.from(
+    { length: SYNTHETIC_FIELDS_PER_ENTITY - 2 },
+    (_, i) => ROTATING_TYPES[(offset + i) % ROTATING_TYPES.length],
+  );
 }
 
 function fieldYaml(type, index, indent) {
@@ -115,7 +144,13 @@ function fieldYaml(type, index, indent) {
       lines.push(`${pad}  enums: [LOW, MEDIUM, HIGH]`);
       break;
     case 'SELECT':
-      lines.push(`${pad}  select:`, `${pad}    elems:`, `${pad}      - value: A`, `${pad}        displayName: Option A`, `${pad}      - value: B`);
+      lines.push(
+        `${pad}  select:`,
+        `${pad}    elems:`,
+        `${pad}      - value: A`,
+        `${pad}        displayName: Option A`,
+        `${pad}      - value: B`,
+      );
       break;
     case 'OBJECT':
       lines.push(
@@ -185,7 +220,10 @@ const B64_PIXEL =
 /** A valid record of synthetic entity `entityIndex`, in canonical form. */
 export function syntheticRecord(entityIndex, n) {
   const random = prng((entityIndex + 1) * 7919 + n * 104729);
-  const record = { id: `r${String(n).padStart(7, '0')}`, name: `Record ${n} of ${syntheticEntityName(entityIndex)}` };
+  const record = {
+    id: `r${String(n).padStart(7, '0')}`,
+    name: `Record ${n} of ${syntheticEntityName(entityIndex)}`,
+  };
   for (const type of typesOf(entityIndex)) {
     const name = `f${type.toLowerCase().replace(/_/g, '')}`;
     switch (type) {
@@ -202,7 +240,8 @@ export function syntheticRecord(entityIndex, n) {
         record[name] = random() < 0.5;
         break;
       case 'DATE':
-        record[name] = `2024-${pad2(1 + Math.floor(random() * 12))}-${pad2(1 + Math.floor(random() * 28))}`;
+        record[name] =
+          `2024-${pad2(1 + Math.floor(random() * 12))}-${pad2(1 + Math.floor(random() * 28))}`;
         break;
       case 'DATE_TIME':
         record[name] = new Date(1_700_000_000_000 + Math.floor(random() * 1e10)).toISOString();

@@ -16,16 +16,23 @@ import { clearTimeout, setTimeout } from 'node:timers';
  * hardly depends on what else runs on the machine.
  * Returns `{ rps, p50, p99, ok, non2xx, errors, timeouts, seconds, cpuUsPerRequest, cpuShare }`.
  */
-export async function loadRun(url, request, { connections = 50, seconds = 5, warmupSeconds = 0, pid } = {}) {
+export async function loadRun(
+  url,
+  request,
+  { connections = 50, seconds = 5, warmupSeconds = 0, pid } = {},
+) {
   const latencies = [];
   let non2xx = 0;
+  // autocannon stops on whole-second ticks (a 1.2 s run lasts 2 s): round the run up and measure
+  // everything after the warm-up, so no load goes uncounted.
+  const duration = Math.ceil(warmupSeconds + seconds);
   const begin = performance.now();
   const windowStart = begin + warmupSeconds * 1000;
-  const windowEnd = windowStart + seconds * 1000;
+  const windowEnd = begin + duration * 1000;
   const instance = autocannon({
     url,
     connections,
-    duration: warmupSeconds + seconds,
+    duration,
     requests: [request],
     timeout: 10,
   });
@@ -40,7 +47,7 @@ export async function loadRun(url, request, { connections = 50, seconds = 5, war
   const endTimer = setTimeout(() => {
     cpuWindowEnd = performance.now();
     if (pid !== undefined) cpuEnd = cpuMs(pid);
-  }, (warmupSeconds + seconds) * 1000);
+  }, duration * 1000);
   instance.on('response', (_client, statusCode, _bytes, responseTime) => {
     const now = performance.now();
     if (now < windowStart || now > windowEnd) return;
@@ -82,5 +89,10 @@ export async function timedRequest(url, { method = 'GET', body, headers = {} } =
     headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
   });
   const text = await response.text();
-  return { ms: performance.now() - started, status: response.status, text, headers: response.headers };
+  return {
+    ms: performance.now() - started,
+    status: response.status,
+    text,
+    headers: response.headers,
+  };
 }

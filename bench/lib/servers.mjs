@@ -24,7 +24,12 @@ export function freePort() {
  * Starts `node <script>` with `env` (PORT and HOST are set here) and resolves once GET /health
  * answers 200. Returns `{ name, url, pid, stop() }`.
  */
-export async function startServer(name, script, env = {}, { args = [], nodeArgs = [], readyTimeoutMs = 60_000 } = {}) {
+export async function startServer(
+  name,
+  script,
+  env = {},
+  { args = [], nodeArgs = [], readyTimeoutMs = 60_000 } = {},
+) {
   const port = await freePort();
   const child = spawn(process.execPath, [...nodeArgs, script, ...args], {
     env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1' },
@@ -48,7 +53,9 @@ export async function startServer(name, script, env = {}, { args = [], nodeArgs 
   for (;;) {
     if (exited) throw new Error(`${name} exited before it was ready:\n${stderr}`);
     try {
-      const response = await globalThis.fetch(`${url}/health`, { signal: globalThis.AbortSignal.timeout(1000) });
+      const response = await globalThis.fetch(`${url}/health`, {
+        signal: globalThis.AbortSignal.timeout(1000),
+      });
       await response.arrayBuffer();
       if (response.ok) break;
     } catch {
@@ -129,7 +136,11 @@ export function cpuMs(pid) {
 export function runCommand(command, args, { cwd, env, timeoutMs = 600_000 } = {}) {
   return new Promise((resolve) => {
     const started = performance.now();
-    const child = spawn(command, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, {
+      cwd,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     children.add(child);
     let stdout = '';
     let stderr = '';

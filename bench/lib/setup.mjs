@@ -1,7 +1,16 @@
 // Shared set-up of the runner (run.mjs) and the profiler (profile.mjs): paths, building the
 // project and the generated services, seeding, and the shop operations as autocannon requests.
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { categoryName, CATEGORY_COUNT, productCode, productRecord } from './data.mjs';
@@ -46,7 +55,11 @@ export async function ensureBuilt({ build: allowBuild = true, log = quiet } = {}
   const stale = !missing && Math.min(...outputs.map((file) => statSync(file).mtimeMs)) < sources;
   if (!missing && !stale) return 'fresh';
   if (!missing && !allowBuild) return 'stale';
-  log(missing ? 'building (dist missing): npm run build' : 'sources changed since the last build: npm run build');
+  log(
+    missing
+      ? 'building (dist missing): npm run build'
+      : 'sources changed since the last build: npm run build',
+  );
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
   const build = await runCommand(npm, ['run', 'build'], { cwd: ROOT });
   if (build.code !== 0) throw new Error(`npm run build failed:\n${build.stdout}\n${build.stderr}`);
@@ -80,13 +93,28 @@ export async function buildService(name, schemaFile, { check = true, log = quiet
   const dir = join(OUTPUT, name);
   const stampFile = join(dir, '.bench-stamp');
   const stamp = generatorStamp(readFileSync(schemaFile, 'utf8'), check ? 'check' : 'nocheck');
-  if (existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp && existsSync(join(dir, 'dist', 'server.js'))) return dir;
+  if (
+    existsSync(stampFile) &&
+    readFileSync(stampFile, 'utf8') === stamp &&
+    existsSync(join(dir, 'dist', 'server.js'))
+  )
+    return dir;
   rmSync(dir, { recursive: true, force: true });
   log(`generating ${relative(ROOT, dir)} from ${relative(ROOT, schemaFile)}`);
-  const generated = await runCommand(process.execPath, [CLI, 'generate', relative(ROOT, schemaFile), '-o', relative(ROOT, dir)], { cwd: ROOT });
-  if (generated.code !== 0) throw new Error(`entity-gen generate failed:\n${generated.stdout}\n${generated.stderr}`);
-  const compiled = await runCommand(process.execPath, [TSC, '-p', dir, ...(check ? [] : ['--noCheck'])], { cwd: ROOT });
-  if (compiled.code !== 0) throw new Error(`tsc -p ${dir} failed:\n${compiled.stdout}\n${compiled.stderr}`);
+  const generated = await runCommand(
+    process.execPath,
+    [CLI, 'generate', relative(ROOT, schemaFile), '-o', relative(ROOT, dir)],
+    { cwd: ROOT },
+  );
+  if (generated.code !== 0)
+    throw new Error(`entity-gen generate failed:\n${generated.stdout}\n${generated.stderr}`);
+  const compiled = await runCommand(
+    process.execPath,
+    [TSC, '-p', dir, ...(check ? [] : ['--noCheck'])],
+    { cwd: ROOT },
+  );
+  if (compiled.code !== 0)
+    throw new Error(`tsc -p ${dir} failed:\n${compiled.stdout}\n${compiled.stderr}`);
   writeFileSync(stampFile, stamp);
   return dir;
 }
@@ -108,7 +136,8 @@ export function removeDb(file) {
 
 export async function postJson(url, body) {
   const response = await timedRequest(url, { method: 'POST', body });
-  if (response.status !== 200) throw new Error(`POST ${url} answered ${response.status}: ${response.text.slice(0, 500)}`);
+  if (response.status !== 200)
+    throw new Error(`POST ${url} answered ${response.status}: ${response.text.slice(0, 500)}`);
   return response;
 }
 
@@ -122,21 +151,30 @@ export function shopOperations(seedCount) {
       label: 'GET by key (random key)',
       request: () => ({
         method: 'GET',
-        setupRequest: (req) => ({ ...req, path: `/data/product/${productCode(randomInt(seedCount))}` }),
+        setupRequest: (req) => ({
+          ...req,
+          path: `/data/product/${productCode(randomInt(seedCount))}`,
+        }),
       }),
     },
     list: {
       label: 'GET filtered + sorted page of 100',
       request: () => ({
         method: 'GET',
-        setupRequest: (req) => ({ ...req, path: `/data/product?category=${categoryName(randomInt(CATEGORY_COUNT))}&orderBy=-price&limit=100` }),
+        setupRequest: (req) => ({
+          ...req,
+          path: `/data/product?category=${categoryName(randomInt(CATEGORY_COUNT))}&orderBy=-price&limit=100`,
+        }),
       }),
     },
     count: {
       label: 'count with a filter',
       request: () => ({
         method: 'GET',
-        setupRequest: (req) => ({ ...req, path: `/entity/product/recordCounts?category=${categoryName(randomInt(CATEGORY_COUNT))}` }),
+        setupRequest: (req) => ({
+          ...req,
+          path: `/entity/product/recordCounts?category=${categoryName(randomInt(CATEGORY_COUNT))}`,
+        }),
       }),
     },
     patch: {
@@ -173,18 +211,27 @@ export function shopOperations(seedCount) {
 export async function seedShopDb(shopDir, count, { log = quiet, onSeeded = quiet } = {}) {
   const seedDb = join(DATA, `seed-${count}.db`);
   const mark = `${seedDb}.done`;
-  const stamp = generatorStamp(String(count), 'seed');
+  // The seeded file depends on the data and on the SQLite layout, not on the generator.
+  const layout = join(ROOT, 'runtime', 'dist', 'sqlite', 'schema.js');
+  const stamp = createHash('sha256')
+    .update(`${count}\n`)
+    .update(readFileSync(join(BENCH, 'lib', 'data.mjs')))
+    .update(existsSync(layout) ? readFileSync(layout) : '')
+    .digest('hex');
   if (existsSync(mark) && readFileSync(mark, 'utf8') === stamp && existsSync(seedDb)) return seedDb;
   mkdirSync(DATA, { recursive: true });
   removeDb(seedDb);
   rmSync(mark, { force: true });
   log(`seeding ${count} PRODUCT records through the generated service`);
   const started = performance.now();
-  const seeder = await startServer('seed', join(shopDir, 'dist', 'server.js'), { DATABASE_URL: sqliteUrl(seedDb) });
+  const seeder = await startServer('seed', join(shopDir, 'dist', 'server.js'), {
+    DATABASE_URL: sqliteUrl(seedDb),
+  });
   try {
     for (let from = 0; from < count; from += BATCH) {
       const records = [];
-      for (let n = from; n < Math.min(count, from + BATCH); n++) records.push(productRecord(productCode(n), n));
+      for (let n = from; n < Math.min(count, from + BATCH); n++)
+        records.push(productRecord(productCode(n), n));
       await postJson(`${seeder.url}/data/product`, JSON.stringify({ data: records }));
     }
   } finally {

@@ -28,7 +28,10 @@ export function percentile(sortedValues, p) {
 /** Formats a number with a fixed count of significant-ish decimals. */
 export function fmt(value, digits = 0) {
   if (!Number.isFinite(value)) return 'n/a';
-  return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+  return value.toLocaleString('en-US', {
+    minimumFractionDigits: digits,
+    maximumFractionDigits: digits,
+  });
 }
 
 /** `median (min–max)` */

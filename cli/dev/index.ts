@@ -109,9 +109,8 @@ class DevSession {
     if (prepared.diagnostics.length > 0 || prepared.plan === undefined) {
       for (const diagnostic of prepared.diagnostics)
         this.io.err(`${formatDiagnostic(diagnostic)}\n`);
-      this.keepRunning(
-        `${prepared.diagnostics.length} ${prepared.diagnostics.length === 1 ? 'problem' : 'problems'} in the schema`,
-      );
+      const count = prepared.diagnostics.length;
+      this.keepRunning(`${count} ${count === 1 ? 'problem' : 'problems'} found`);
       return 'kept';
     }
     const plan = prepared.plan;
@@ -127,6 +126,9 @@ class DevSession {
     const changed = counts.create + counts.update + counts.delete > 0;
     if (changes.writes.length + changes.deletes.length > 0) {
       await applyChanges(this.outputDir, changes);
+      // The starter files written for a new entity are not a change of the user's code.
+      for (const write of changes.writes)
+        this.seen.set(join(this.outputDir, write.path), write.contents);
     }
     if (changed || first) {
       this.say(

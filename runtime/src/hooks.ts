@@ -91,6 +91,7 @@ export function customRoutesMiddleware(
     if (hooks?.routes === undefined) continue;
     const router: EntityRouter = new Router<RequestState>();
     hooks.routes(router, entityStore(definition, data.driver));
+    // The router adds `params` and `router` to the context it passes on; Koa's type does not know.
     routers.push(router.routes() as EntityMiddleware);
   }
   return routers.length === 0 ? undefined : compose(routers);

@@ -356,7 +356,7 @@ describe('migrations in generate and check', () => {
     await edit(addColor);
     const check = await cli('check', 'shop.yaml', '-o', 'svc');
     expect(check.code).toBe(1);
-    expect(check.stdout).toMatch(/^  create   migrations\/0001_[^ ]+\.sqlite\.sql$/m);
+    expect(check.stdout).toMatch(/^ {2}create {3}migrations\/0001_[^ ]+\.sqlite\.sql$/m);
     expect(check.stdout).toContain(
       'Pending migrations (1 step):\n  Add optional field PRODUCT.color',
     );
@@ -397,7 +397,7 @@ describe('migrations in generate and check', () => {
       '--allow-data-loss',
     );
     expect(dryRun.code).toBe(0);
-    expect(dryRun.stdout).toMatch(/^  ! DESTRUCTIVE \(loses data\): .*weightKg/m);
+    expect(dryRun.stdout).toMatch(/^ {2}! DESTRUCTIVE \(loses data\): .*weightKg/m);
     expect(await folderSnapshot(join(WORK, 'svc'))).toEqual(before);
     const check = await cli('check', 'shop.yaml', '-o', 'svc', '--allow-data-loss');
     expect(check.code).toBe(1);
