@@ -6,6 +6,7 @@ export * from './convert.js';
 export type { Converter, EntityDefinition, FieldInfo } from './definition.js';
 export type * from './driver.js';
 export * from './envelope.js';
+export { envInteger, envString } from './env.js';
 export * from './errors.js';
 export type {
   EntityHooks,

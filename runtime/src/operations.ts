@@ -88,7 +88,8 @@ export async function getRecord<R extends object>(
   if (stored === undefined) throw new RecordNotFoundError(definition.name, id);
   const etag = entityTag(stored.version);
   const ifNoneMatch = ctx.get('If-None-Match');
-  if (ifNoneMatch !== '' && tagListMatches(ifNoneMatch, etag)) {
+  // If-None-Match compares weakly (RFC 9110 §13.1.2): W/"3" names the same version as "3".
+  if (ifNoneMatch !== '' && tagListMatches(ifNoneMatch, etag, true)) {
     ctx.status = 304;
     ctx.set('ETag', etag);
     return;
@@ -240,6 +241,11 @@ async function writeRecord<R extends object>(
     const previous = existing.record as R;
     if (hooks.beforeUpdate !== undefined)
       record = readOne(definition, (await hooks.beforeUpdate(record, previous, ctx)) ?? record);
+    if (definition.singleRecordId !== undefined && definition.idOf(record) !== id) {
+      throw new BadRequestError(
+        `The key of single-record Entity ${definition.name} is always ${id}; it cannot be changed`,
+      );
+    }
     const now = data.now();
     const result = await data.driver.update(
       definition.table,
@@ -405,9 +411,10 @@ export function entityTag(version: number): string {
 }
 
 /** Whether an `If-Match`/`If-None-Match` list (`"3", "4"` or `*`) names `etag`. */
-function tagListMatches(header: string, etag: string): boolean {
+function tagListMatches(header: string, etag: string, weak = false): boolean {
   for (const part of header.split(',')) {
-    const tag = part.trim();
+    let tag = part.trim();
+    if (weak && tag.startsWith('W/')) tag = tag.slice(2);
     if (tag === '*' || tag === etag) return true;
   }
   return false;

@@ -36,6 +36,9 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
+/** The levels pino knows. */
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
 const FIRST_RETRY_MS = 250;
 const MAX_RETRY_MS = 10_000;
 
@@ -44,7 +47,13 @@ const MAX_RETRY_MS = 10_000;
  * 503 meanwhile), listens, and shuts down gracefully on SIGTERM and SIGINT.
  */
 export async function startServer(options: StartOptions): Promise<RunningService> {
-  const logger = createLogger({ level: options.logLevel ?? 'info' });
+  const level = options.logLevel ?? 'info';
+  if (!LOG_LEVELS.includes(level)) {
+    throw new Error(
+      `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, not ${JSON.stringify(level)}`,
+    );
+  }
+  const logger = createLogger({ level });
   if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65535) {
     throw new Error(`PORT must be an integer from 0 to 65535, not ${options.port}`);
   }
@@ -72,9 +81,7 @@ export async function startServer(options: StartOptions): Promise<RunningService
   const app = options.createApp({
     driver,
     logger,
-    ...(options.bodyLimit === undefined || Number.isNaN(options.bodyLimit)
-      ? {}
-      : { bodyLimit: options.bodyLimit }),
+    ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit }),
   });
   const server = app.listen(options.port, options.host);
   await new Promise<void>((resolve, reject) => {
@@ -155,10 +162,18 @@ class RetryingOpenDriver implements StorageDriver {
         { storage: this.label, retryInMs: delay, err: error },
         'storage unavailable, retrying',
       );
-      this.retryTimer = setTimeout(
-        () => void this.openOnce(Math.min(delay * 2, MAX_RETRY_MS)),
-        delay,
-      );
+      this.retryTimer = setTimeout(() => {
+        this.openOnce(Math.min(delay * 2, MAX_RETRY_MS)).catch((fatal: unknown) => {
+          // Reachable again but unusable (e.g. the database is ahead of the code): the service
+          // cannot serve, so it stops the way a failed first start does.
+          const reason = fatal instanceof Error ? fatal.message : String(fatal);
+          this.logger.fatal(
+            { storage: this.label, err: fatal },
+            `storage cannot be used: ${reason}`,
+          );
+          process.exit(1);
+        });
+      }, delay);
       this.retryTimer.unref();
     }
   }

@@ -138,6 +138,7 @@ export function createService(service: ServiceDefinition, options: ServiceOption
 function collectionHandler(routes: DataRoutes, method: string): CollectionHandler {
   const single = routes.definition.singleRecordId !== undefined;
   if (method === 'GET' || method === 'HEAD') return routes.list;
+  if (method === 'OPTIONS') return options(single ? SINGLE_COLLECTION_METHODS : COLLECTION_METHODS);
   if (method === 'POST' && !single) return routes.insert;
   throw notAllowed(method, routes, single ? SINGLE_COLLECTION_METHODS : COLLECTION_METHODS);
 }
@@ -156,8 +157,19 @@ function recordHandler(routes: DataRoutes, method: string, id: string): Collecti
     case 'DELETE':
       if (!single) return (ctx, data) => routes.remove(ctx, data, id);
       break;
+    case 'OPTIONS':
+      return options(single ? SINGLE_RECORD_METHODS : RECORD_METHODS);
   }
   throw notAllowed(method, routes, single ? SINGLE_RECORD_METHODS : RECORD_METHODS);
+}
+
+/** OPTIONS: the methods the resource accepts, in `Allow` and in the envelope. */
+function options(allowed: readonly string[]): CollectionHandler {
+  return (ctx) => {
+    ctx.set('Allow', allowed.join(', '));
+    ctx.body = successBody({ allow: allowed });
+    return Promise.resolve();
+  };
 }
 
 function addTime(

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
-import { errorBody } from '../envelope.js';
+import { errorBody, successBody } from '../envelope.js';
 import { isHttpError } from '../errors.js';
 import type { Logger } from '../logger.js';
 
@@ -28,7 +28,7 @@ export function errorMiddleware(logger: Logger): Middleware<RequestState> {
     const started = performance.now();
     try {
       await next();
-      if (ctx.body === undefined || ctx.body === null) renderEmptyStatus(ctx);
+      if (ctx.body === undefined || ctx.body === null || ctx.body === '') renderEmptyStatus(ctx);
     } catch (error: unknown) {
       if (isHttpError(error)) {
         ctx.status = error.status;
@@ -47,6 +47,7 @@ export function errorMiddleware(logger: Logger): Middleware<RequestState> {
           requestId,
           method: ctx.method,
           path: ctx.path,
+          ip: ctx.ip,
           status: ctx.status,
           ms: Math.round((performance.now() - started) * 1000) / 1000,
         },
@@ -74,6 +75,13 @@ function renderEmptyStatus(ctx: EmptyContext): void {
     case 501:
       ctx.status = 501;
       ctx.body = errorBody(`Method ${ctx.method} is not implemented by this service`);
+      return;
+    case 200:
+      // The router answers OPTIONS with an empty body and the Allow header.
+      if (ctx.method === 'OPTIONS') {
+        const allow = ctx.response.get('Allow');
+        ctx.body = successBody({ allow: allow === '' ? [] : allow.split(/\s*,\s*/) });
+      }
       return;
     default:
       return;

@@ -1,4 +1,4 @@
-import { StorageUnavailableError, isStorageUnavailableError } from '../errors.js';
+import { BadRequestError, StorageUnavailableError, isStorageUnavailableError } from '../errors.js';
 
 /** SQLSTATE codes that mean "the database cannot serve us right now". */
 const UNAVAILABLE_SQLSTATES = new Set([
@@ -84,9 +84,21 @@ export function describeError(error: unknown): string {
   return text === '' ? 'unknown error' : text;
 }
 
-/** Rethrows connection-level failures as `StorageUnavailableError`; other errors pass unchanged. */
+/** SQLSTATEs of values PostgreSQL cannot store: U+0000 in text (22021) or in JSONB (22P05). */
+const UNSTORABLE_VALUE = new Set(['22021', '22P05']);
+
+/**
+ * Rethrows connection-level failures as `StorageUnavailableError` and values PostgreSQL cannot
+ * store as a 400; other errors pass unchanged.
+ */
 export function translateError(error: unknown): unknown {
   if (isStorageUnavailableError(error)) return error;
+  const state = sqlState(error);
+  if (state !== undefined && UNSTORABLE_VALUE.has(state)) {
+    return new BadRequestError(
+      'A value contains a character the database cannot store (U+0000, the NUL character)',
+    );
+  }
   if (isUnavailable(error)) {
     return new StorageUnavailableError(`PostgreSQL: ${describeError(error)}`, { cause: error });
   }

@@ -1,7 +1,7 @@
 // This file is yours: entity-gen created it once and never changes it again. It starts the
 // service; adapt it freely (configuration, logging, work to do before listening).
 import { fileURLToPath } from 'node:url';
-import { startServer } from '@entity-gen/runtime';
+import { envInteger, envString, startServer } from '@entity-gen/runtime';
 import { createApp } from './app.js';
 import { tables } from './service.js';
 
@@ -11,14 +11,15 @@ const env = process.env;
 startServer({
   createApp,
   tables,
-  port: Number(env['PORT'] ?? 8080),
-  host: env['HOST'] ?? '0.0.0.0',
-  databaseUrl: env['DATABASE_URL'] ?? 'sqlite:./data/service.db',
-  logLevel: env['LOG_LEVEL'] ?? 'info',
-  bodyLimit: Number(env['BODY_LIMIT_BYTES'] ?? 10 * 1024 * 1024),
+  port: envInteger(env, 'PORT', 8080, { min: 0, max: 65535 }),
+  host: envString(env, 'HOST', '0.0.0.0'),
+  databaseUrl: envString(env, 'DATABASE_URL', 'sqlite:./data/service.db'),
+  logLevel: envString(env, 'LOG_LEVEL', 'info'),
+  bodyLimit: envInteger(env, 'BODY_LIMIT_BYTES', 10 * 1024 * 1024, { min: 1 }),
   // Pending migrations (written by entity-gen generate) are applied before the service listens.
   migrationsDir: fileURLToPath(new URL('../migrations', import.meta.url)),
 }).catch((error: unknown) => {
+  // Start-up problems (bad configuration, storage refusing migrations) end the process clearly.
   console.error(
     `The service could not start: ${error instanceof Error ? error.message : String(error)}`,
   );
