@@ -1,6 +1,10 @@
 // Summarizes a V8 .cpuprofile (as written by `node --cpu-prof`): self time per function and per
 // package/module, and inclusive ("total") time of chosen functions.
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root, with a trailing slash, as profiles spell script paths. */
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
 
 /** Short location of a script URL: `pkg/path` inside node_modules, else the path under the repo. */
 export function shortUrl(url) {
@@ -8,8 +12,7 @@ export function shortUrl(url) {
   const text = url.replace(/^file:\/\//, '');
   const nm = text.lastIndexOf('/node_modules/');
   if (nm >= 0) return text.slice(nm + '/node_modules/'.length);
-  const repo = text.indexOf('/work/main/');
-  if (repo >= 0) return text.slice(repo + '/work/main/'.length);
+  if (text.startsWith(REPO)) return text.slice(REPO.length);
   return text;
 }
 
