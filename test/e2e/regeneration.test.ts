@@ -8,9 +8,11 @@
  * is set.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { rmSync } from 'node:fs';
+import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
+import { CommanderError } from 'commander';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   createLogger,
@@ -23,12 +25,13 @@ import { PostgresDriver } from '@entity-gen/runtime/postgres';
 import { SqliteDriver } from '@entity-gen/runtime/sqlite';
 import { formatDiagnostic } from '../../cli/diagnostics.js';
 import { generate } from '../../cli/generate/index.js';
+import { createProgram } from '../../cli/program.js';
 import { planMigrations } from '../../cli/migrate/index.js';
 import { tableDescriptor } from '../../cli/migrate/tables.js';
 import type { SchemaModel } from '../../cli/model/types.js';
 import type { JsonValue } from '../../cli/schema/types.js';
 import { OUTPUT } from '../helpers/generate.js';
-import { serve } from '../helpers/http.js';
+import { serve, type JsonResponse, type TestServer } from '../helpers/http.js';
 import { loadGenerated } from '../helpers/service.js';
 
 type Row = Record<string, unknown>;
@@ -270,27 +273,35 @@ interface Target {
 
 const url = process.env['TEST_DATABASE_URL'];
 const pgSchemas: string[] = [];
-const targets: Target[] = [
-  (() => {
-    const file = join(OUTPUT, 'regeneration', 'sqlite', 'data', `service-${process.pid}.db`);
-    return {
+
+/** A fresh SQLite file and, when PostgreSQL is configured, a fresh schema, named by `tag`. */
+function makeTargets(tag: string): Target[] {
+  const file = join(OUTPUT, `regeneration-${tag}-data`, `service-${process.pid}.db`);
+  rmSync(dirname(file), { recursive: true, force: true });
+  const made: Target[] = [
+    {
       name: 'SQLite',
       databaseUrl: `sqlite:${file}`,
       driver: () => new SqliteDriver({ filename: file }),
-      dialect: 'sqlite' as const,
-    };
-  })(),
-];
-if (url !== undefined && url !== '') {
-  const schema = `eg_regen_${process.pid}_${randomBytes(3).toString('hex')}`;
-  pgSchemas.push(schema);
-  targets.push({
-    name: 'PostgreSQL',
-    databaseUrl: `${url}${url.includes('?') ? '&' : '?'}schema=${schema}`,
-    driver: () => new PostgresDriver({ url, env: {}, schema, poolMax: 2 }),
-    dialect: 'postgres',
-  });
-} else {
+      dialect: 'sqlite',
+    },
+  ];
+  if (url !== undefined && url !== '') {
+    const schema = `eg_regen_${tag}_${process.pid}_${randomBytes(3).toString('hex')}`;
+    pgSchemas.push(schema);
+    made.push({
+      name: 'PostgreSQL',
+      databaseUrl: `${url}${url.includes('?') ? '&' : '?'}schema=${schema}`,
+      driver: () => new PostgresDriver({ url, env: {}, schema, poolMax: 2 }),
+      dialect: 'postgres',
+    });
+  }
+  return made;
+}
+
+const targets = makeTargets('api');
+const cliTargets = makeTargets('cli');
+if (url === undefined || url === '') {
   console.warn('PostgreSQL regeneration skipped: TEST_DATABASE_URL is not set');
 }
 
@@ -423,6 +434,104 @@ for (const target of targets) {
   });
 }
 
+/** A user-written hooks file for ORDER: middleware on every ORDER route and an after-insert hook. */
+const ORDER_HOOKS = `import type { EntityHooks } from '@entity-gen/runtime';
+import type { Order } from '../entities/order/types.js';
+
+export const orderHooks: EntityHooks<Order> = {
+  middleware: [
+    async (ctx, next) => {
+      await next();
+      ctx.set('X-Order-Hook', 'middleware');
+    },
+  ],
+  afterInsert(record, ctx) {
+    ctx.set('X-Order-Inserted', String(record.id));
+  },
+};
+`;
+
+/** Runs the CLI in this process (fast) with captured output; returns its exit code. */
+async function runCli(
+  args: readonly string[],
+): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const previous = process.exitCode;
+  process.exitCode = undefined;
+  const program = createProgram({
+    out: (text) => void (out += text),
+    err: (text) => void (err += text),
+  });
+  let code = 0;
+  try {
+    await program.parseAsync([...args], { from: 'user' });
+    code = typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (error) {
+    code = error instanceof CommanderError ? (error.exitCode === 0 ? 0 : 2) : 1;
+    if (!(error instanceof CommanderError)) err += String(error);
+  } finally {
+    process.exitCode = previous;
+  }
+  return { code, out, err };
+}
+
+for (const target of cliTargets) {
+  describe(`regeneration through the CLI on ${target.name}`, () => {
+    it(`walks the ${STEPS.length} steps on ONE service folder that holds a user hook`, async () => {
+      const work = join(OUTPUT, 'regeneration-cli', target.dialect);
+      await rm(work, { recursive: true, force: true });
+      await mkdir(work, { recursive: true });
+      const schemaFile = join(work, 'schema.yaml');
+      const out = join(work, 'service');
+      const hooksFile = join(out, 'src', 'hooks', 'order.ts');
+      const expected: Expected = new Map();
+      for (const [index, step] of STEPS.entries()) {
+        const label = `step ${index} (${step.name})`;
+        await writeFile(schemaFile, step.schema);
+        const flags = step.allowDataLoss === true ? ['--allow-data-loss'] : [];
+        const generated = await runCli(['generate', schemaFile, '-o', out, ...flags]);
+        if (step.refused !== undefined) {
+          expect(generated.code, label).toBe(1);
+          for (const code of step.refused) expect(generated.err, label).toContain(`(${code})`);
+          // `check` refuses the same schema: nothing can be generated from it.
+          expect((await runCli(['check', schemaFile, '-o', out])).code, label).toBe(1);
+          continue;
+        }
+        expect(generated.code, `${label}: ${generated.err}`).toBe(0);
+        if (index === 0) await writeFile(hooksFile, ORDER_HOOKS);
+        expect(await readFile(hooksFile, 'utf8'), `${label}: the hook file is untouched`).toBe(
+          ORDER_HOOKS,
+        );
+        const check = await runCli(['check', schemaFile, '-o', out, ...flags]);
+        expect(check.code, `${label}: check ${check.out}${check.err}`).toBe(0);
+        const again = await runCli(['generate', schemaFile, '-o', out, ...flags]);
+        expect(again.code, label).toBe(0);
+        expect(again.out, `${label}: a second generate writes nothing`).toMatch(
+          / 0 created, 0 updated, \d+ unchanged, 0 deleted\./,
+        );
+        // Boot a copy: the same folder's modules cannot be imported twice into this process.
+        const copy = join(work, `boot-${String(index).padStart(2, '0')}`);
+        await cp(out, copy, { recursive: true });
+        step.reshape?.(expected);
+        await bootAndCheck(copy, step, label, expected, target, async (server, inserted) => {
+          const listed = await server.request('GET', '/data/order');
+          expect(listed.headers.get('x-order-hook'), `${label}: middleware hook`).toBe(
+            'middleware',
+          );
+          const insert = inserted('ORDER');
+          if (insert !== undefined) {
+            expect(
+              insert.headers.get('x-order-inserted'),
+              `${label}: afterInsert hook`,
+            ).not.toBeNull();
+          }
+        });
+      }
+    });
+  });
+}
+
 /** Boots the service in `dir` on the target's database and checks every record stored so far. */
 async function bootAndCheck(
   dir: string,
@@ -430,6 +539,10 @@ async function bootAndCheck(
   label: string,
   expected: Expected,
   target: Target,
+  probe?: (
+    server: TestServer,
+    inserted: (entity: string) => JsonResponse | undefined,
+  ) => Promise<void>,
 ): Promise<void> {
   const { createApp, tables } = await loadGenerated(dir);
   const driver = target.driver();
@@ -449,10 +562,12 @@ async function bootAndCheck(
       const listed = await server.request('GET', `/data/${entity.toLowerCase()}`);
       expect(listed.body.data.length, `${label}: list ${entity}`).toBe(rows.size);
     }
+    const responses = new Map<string, JsonResponse>();
     for (const [entity, rows] of Object.entries(step.insert ?? {})) {
       const response = await server.request('POST', `/data/${entity.toLowerCase()}`, {
         body: { data: rows },
       });
+      responses.set(entity, response);
       expect(response.status, `${label}: insert ${entity} ${response.text}`).toBe(200);
       const stored = expected.get(entity) ?? new Map<string, Row>();
       expected.set(entity, stored);
@@ -461,6 +576,7 @@ async function bootAndCheck(
         stored.set(id, { ...row });
       }
     }
+    await probe?.(server, (entity) => responses.get(entity));
   } finally {
     await server.close();
     await driver.close();
