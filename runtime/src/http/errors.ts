@@ -22,10 +22,10 @@ export interface RequestState {
 export function errorMiddleware(logger: Logger): Middleware<RequestState> {
   return async (ctx, next) => {
     const given = ctx.get(REQUEST_ID_HEADER);
-    const requestId = given !== '' && CLIENT_REQUEST_ID.test(given) ? given : randomUUID();
+    const requestId = given !== '' && CLIENT_REQUEST_ID.test(given) ? given : nextRequestId();
     ctx.state.requestId = requestId;
     ctx.set(REQUEST_ID_HEADER, requestId);
-    const started = performance.now();
+    const started = logger.isLevelEnabled('debug') ? performance.now() : 0;
     try {
       await next();
       if (ctx.body === undefined || ctx.body === null || ctx.body === '') renderEmptyStatus(ctx);
@@ -55,6 +55,15 @@ export function errorMiddleware(logger: Logger): Middleware<RequestState> {
       );
     }
   };
+}
+
+/** Ids unique per process start (random prefix) and per request (counter): cheaper than a UUID each. */
+const REQUEST_ID_PREFIX = randomUUID().slice(0, 8);
+let requestCounter = 0;
+
+function nextRequestId(): string {
+  requestCounter += 1;
+  return `${REQUEST_ID_PREFIX}-${requestCounter.toString(36)}`;
 }
 
 type EmptyContext = Parameters<Middleware<RequestState>>[0];

@@ -812,9 +812,15 @@ export function describeCrudSuite(
           headers: { 'x-request-id': 'abc-123' },
         });
         expect(response.headers.get('x-request-id')).toBe('abc-123');
-        expect((await service.request('GET', '/health')).headers.get('x-request-id')).toMatch(
-          /^[0-9a-f-]{36}$/,
-        );
+        const first = (await service.request('GET', '/health')).headers.get('x-request-id');
+        const second = (await service.request('GET', '/health')).headers.get('x-request-id');
+        expect(first).toMatch(/^[0-9a-f]{8}-[0-9a-z]+$/);
+        expect(second).toMatch(/^[0-9a-f]{8}-[0-9a-z]+$/);
+        expect(second).not.toBe(first);
+        const unsafe = await service.request('GET', '/health', {
+          headers: { 'x-request-id': 'a b<c>' },
+        });
+        expect(unsafe.headers.get('x-request-id')).not.toBe('a b<c>');
       });
     });
   });
