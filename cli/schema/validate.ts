@@ -393,10 +393,21 @@ const KEY_TEXT_CHARS: Partial<Record<FieldType, string>> = {
 
 /** What a valid text id part of each key type looks like, for `lkValue`. */
 const KEY_TEXT_PATTERNS: Partial<Record<FieldType, RegExp>> = {
-  INTEGER: /^-?[0-9]{1,15}$/,
+  // Canonical forms only: the id is compared as text, so `007` could never be found.
+  INTEGER: /^-?(0|[1-9][0-9]{0,14})$/,
   DATE: /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/,
   BOOL: /^(true|false)$/,
 };
+
+/** A `YYYY-MM-DD` text that names a real calendar day. */
+function isCalendarDate(text: string): boolean {
+  const [year, month, day] = text.split('-').map(Number);
+  if (year === undefined || month === undefined || day === undefined || year < 1) return false;
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return (
+    date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day
+  );
+}
 
 /**
  * Checks that record ids can be built and split again: a composite key's separator must not occur
@@ -441,7 +452,10 @@ function checkKeyText(
   const field = keyFields[0];
   const pattern = field?.type === undefined ? undefined : KEY_TEXT_PATTERNS[field.type];
   const value = lkValue ?? DEFAULT_SINGLE_RECORD_ID;
-  if (field !== undefined && pattern !== undefined && !pattern.test(value)) {
+  const invalid =
+    pattern !== undefined &&
+    (!pattern.test(value) || (field?.type === 'DATE' && !isCalendarDate(value)));
+  if (field !== undefined && invalid) {
     const entry = entryOf(map, 'lkValue');
     const message =
       `'lkValue' ${JSON.stringify(value)}${lkValue === undefined ? ' (the default)' : ''} of ${entityLabel} ` +

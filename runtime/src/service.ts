@@ -78,6 +78,8 @@ export function createService(service: ServiceDefinition, options: ServiceOption
 
   const app = new Koa<RequestState>();
   app.proxy = process.env['TRUST_PROXY'] === 'true';
+  // Behind one trusted proxy only its own X-Forwarded-For entry counts: the rest is client-supplied.
+  app.maxIpsCount = 1;
   app.silent = true;
   app.use(errorMiddleware(logger));
   // The users' custom routes come before the /data dispatcher, which would otherwise take
