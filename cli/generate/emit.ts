@@ -64,7 +64,7 @@ export async function emitService(
   const userTemplates = loadUserTemplates();
   const all = model.sourceFiles;
   const files: EmittedFile[] = [];
-  const project = createTypesProject();
+  const project = await createTypesProject();
   const owner = 'generator';
   for (const entity of model.entities) {
     const dir = `src/entities/${entity.fileName}`;

@@ -1,5 +1,7 @@
-import { compile, type JSONSchema } from 'json-schema-to-typescript';
-import { Project, type SourceFile } from 'ts-morph';
+// json-schema-to-typescript and ts-morph are loaded on first use: commands that do not emit code
+// (validate, --help, --version) should not pay for loading the TypeScript compiler.
+import type { JSONSchema } from 'json-schema-to-typescript';
+import type { Project, SourceFile } from 'ts-morph';
 import type { EntityModel, FieldModel, TypeModel } from '../model/types.js';
 
 /** Whether a JSON Schema describes the stored record or what a request body may send. */
@@ -20,6 +22,7 @@ export async function emitEntityTypes(entity: EntityModel, project: Project): Pr
   const about = [entity.displayName, entity.description]
     .filter((text) => text !== undefined)
     .join('\n\n');
+  const { compile } = await import('json-schema-to-typescript');
   const record = await compile(
     objectSchema(
       entity,
@@ -172,6 +175,7 @@ function typeUsesGeohash(model: TypeModel): boolean {
 }
 
 /** One in-memory ts-morph project shared by every entity of a run. */
-export function createTypesProject(): Project {
+export async function createTypesProject(): Promise<Project> {
+  const { Project } = await import('ts-morph');
   return new Project({ useInMemoryFileSystem: true, skipLoadingLibFiles: true });
 }

@@ -125,4 +125,22 @@ describe('the built service as users run it (npm run build && npm start)', () =>
       /Unsupported DATABASE_URL mysql:\/\/localhost\/db/,
     );
   });
+
+  it.each([
+    [
+      'PORT',
+      'eighty',
+      /The service could not start: PORT must be an integer from 0 to 65535, not "eighty"/,
+    ],
+    [
+      'BODY_LIMIT_BYTES',
+      '10MB',
+      /The service could not start: BODY_LIMIT_BYTES must be an integer/,
+    ],
+    ['LOG_LEVEL', 'verbose', /The service could not start: LOG_LEVEL must be one of fatal, error/],
+  ])('refuses %s=%s with one clear line and exit 1', async (name, value, message) => {
+    await expect(
+      startService(dir, { DATABASE_URL: 'sqlite::memory:', [name]: value }),
+    ).rejects.toThrow(message);
+  });
 });
