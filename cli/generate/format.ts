@@ -22,7 +22,10 @@ function parserFor(path: string): string | undefined {
  */
 function tidyMarkdown(contents: string): string {
   const lines = contents.split('\n').map((line) => line.trimEnd());
-  return `${lines.join('\n').replace(/\n{3,}/g, '\n\n').trim()}\n`;
+  return `${lines
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim()}\n`;
 }
 
 /** Formats one generated file; the single formatting pass of the pipeline. */
