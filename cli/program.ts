@@ -1,12 +1,10 @@
 import { relative, resolve } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
-import { runDev } from './dev/index.js';
 import { formatDiagnostic, type Diagnostic } from './diagnostics.js';
-import { regenerateCommand } from './generate/emit.js';
-import { DRIVER_CHOICES, type DriverChoice } from './generate/index.js';
+import { DRIVER_CHOICES, regenerateCommand, type DriverChoice } from './generate/options.js';
 import { generatorVersion } from './generate/paths.js';
 import { isUpToDate, planChanges, type Plan } from './plan/index.js';
-import { prepareGeneration, type GenerationRequest } from './plan/prepare.js';
+import type { GenerationRequest, PreparedGeneration } from './plan/prepare.js';
 import {
   countPlan,
   describeConflict,
@@ -16,7 +14,15 @@ import {
 } from './plan/report.js';
 import { loadSchemas, readSchemaSources } from './schema/index.js';
 import { normalize } from './model/normalize.js';
-import { applyChanges } from './write.js';
+
+/**
+ * The generator (templates, json-schema-to-typescript, prettier) is loaded only by the commands
+ * that generate: `validate`, `--help` and `--version` stay fast.
+ */
+async function prepareGeneration(request: GenerationRequest): Promise<PreparedGeneration> {
+  const prepare = await import('./plan/prepare.js');
+  return prepare.prepareGeneration(request);
+}
 
 /** Exit codes: success, invalid input (or out of date, for `check`), wrong usage. */
 const EXIT_OK = 0;
@@ -80,6 +86,7 @@ export function createProgram(io: Io): Command {
         reportBlocked(plan, io, true);
         return;
       }
+      const { applyChanges } = await import('./write.js');
       await applyChanges(resolve(request.outputDir), planChanges(plan));
       const total = plan.files.filter(
         (file) => file.owner !== 'manifest' && file.action !== 'delete',
@@ -137,6 +144,7 @@ export function createProgram(io: Io): Command {
       ),
   ).action(async (schemas: string[], flags: GenerationFlags) => {
     const request = generationRequest(schemas, flags, false);
+    const { runDev } = await import('./dev/index.js');
     process.exitCode = await runDev(request, io);
   });
 

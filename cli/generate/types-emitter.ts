@@ -1,7 +1,11 @@
-// json-schema-to-typescript and ts-morph are loaded on first use: commands that do not emit code
-// (validate, --help, --version) should not pay for loading the TypeScript compiler.
+// json-schema-to-typescript is loaded on first use: commands that do not emit code (validate,
+// --help, --version) should not pay for it.
+//
+// ts-morph assembled this file in earlier versions; it was dropped (and removed from the
+// dependencies) because all this module adds to json-schema-to-typescript's output is one import
+// line and one type alias: plain string assembly does that without loading the TypeScript compiler
+// (~330 ms per run) and building a syntax tree per entity (~10% of a run; docs/benchmarks.md).
 import type { JSONSchema } from 'json-schema-to-typescript';
-import type { Project, SourceFile } from 'ts-morph';
 import type { EntityModel, FieldModel, TypeModel } from '../model/types.js';
 
 /** Whether a JSON Schema describes the stored record or what a request body may send. */
@@ -10,9 +14,9 @@ type Shape = 'record' | 'input';
 /**
  * Emits `types.ts` of one entity: the stored record, the insert/replace input and the patch shape
  * (Kysely's Selectable/Insertable/Updateable split). The interfaces come from
- * json-schema-to-typescript; the import and the patch alias are added as a syntax tree.
+ * json-schema-to-typescript; the import and the patch alias are added as text.
  */
-export async function emitEntityTypes(entity: EntityModel, project: Project): Promise<string> {
+export async function emitEntityTypes(entity: EntityModel): Promise<string> {
   const options = {
     bannerComment: '',
     format: false,
@@ -45,31 +49,19 @@ export async function emitEntityTypes(entity: EntityModel, project: Project): Pr
     `${entity.typeName}Input`,
     options,
   );
-  const file = project.createSourceFile(`${entity.fileName}/types.ts`, `${record}\n${input}`, {
-    overwrite: true,
-  });
-  if (usesGeohash(entity.fields)) {
-    file.insertImportDeclaration(0, {
-      isTypeOnly: true,
-      moduleSpecifier: '@entity-gen/runtime',
-      namedImports: ['GeohashLocation'],
-    });
-  }
-  addPatchType(file, entity);
-  const text = file.getFullText();
-  project.removeSourceFile(file);
-  return text;
+  const imports = usesGeohash(entity.fields)
+    ? "import type { GeohashLocation } from '@entity-gen/runtime';\n\n"
+    : '';
+  return `${imports}${record}\n${input}\n${patchType(entity)}`;
 }
 
-function addPatchType(file: SourceFile, entity: EntityModel): void {
-  file.addTypeAlias({
-    isExported: true,
-    name: `${entity.typeName}Patch`,
-    type: `{ [K in keyof ${entity.typeName}Input]?: ${entity.typeName}Input[K] | null }`,
-    docs: [
-      `A PATCH body of ${entity.name}: any subset of the fields; \`null\` removes an optional field.`,
-    ],
-  });
+/** The PATCH shape: every input field optional, and `null` to remove an optional one. */
+function patchType(entity: EntityModel): string {
+  const input = `${entity.typeName}Input`;
+  return (
+    `/** A PATCH body of ${entity.name}: any subset of the fields; \`null\` removes an optional field. */\n` +
+    `export type ${entity.typeName}Patch = { [K in keyof ${input}]?: ${input}[K] | null };\n`
+  );
 }
 
 function objectSchema(
@@ -172,10 +164,4 @@ function typeUsesGeohash(model: TypeModel): boolean {
   if (model.type === 'GEOHASH_LOCATION') return true;
   if (model.element !== undefined && typeUsesGeohash(model.element)) return true;
   return (model.fields ?? []).some((field) => typeUsesGeohash(field));
-}
-
-/** One in-memory ts-morph project shared by every entity of a run. */
-export async function createTypesProject(): Promise<Project> {
-  const { Project } = await import('ts-morph');
-  return new Project({ useInMemoryFileSystem: true, skipLoadingLibFiles: true });
 }
