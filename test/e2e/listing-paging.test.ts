@@ -7,12 +7,11 @@
  * LINE has a composite key (order STRING, line INTEGER) and an optional INTEGER `amount`, so
  * walks cross ties, absent values and both sort directions.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { PostgresDriver } from '@entity-gen/runtime/postgres';
-import pg from 'pg';
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JsonResponse } from '../helpers/http.js';
-import { bootFixture, type BootedService } from '../helpers/service.js';
+import type { BootedService } from '../helpers/service.js';
+import { bootListing, LISTING_DRIVERS } from '../helpers/listing.js';
 
 interface Line {
   order: string;
@@ -58,36 +57,7 @@ async function allIds(query = ''): Promise<string[]> {
   return (response.body.data as Line[]).map(idOf);
 }
 
-/**
- * SQLite in memory always; PostgreSQL as well when TEST_DATABASE_URL names a database (as for
- * test/drivers/postgres.test.ts), in a fresh schema dropped afterwards.
- */
-const PG_URL = process.env['TEST_DATABASE_URL'];
-const DRIVERS: readonly string[] =
-  PG_URL === undefined || PG_URL === '' ? ['sqlite'] : ['sqlite', 'postgres'];
-
-async function bootListing(driverName: string, folder: string): Promise<BootedService> {
-  if (driverName === 'sqlite') return bootFixture('listing', { folder });
-  const url = PG_URL!;
-  const schema = `eg_${folder.replaceAll('-', '_')}_${process.pid}_${randomBytes(4).toString('hex')}`;
-  const driver = new PostgresDriver({ url, env: {}, schema, poolMax: 4 });
-  const booted = await bootFixture('listing', { folder: `${folder}-pg`, driver });
-  return {
-    ...booted,
-    close: async () => {
-      await booted.close();
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      try {
-        await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      } finally {
-        await client.end();
-      }
-    },
-  };
-}
-
-describe.each(DRIVERS)('on %s', (driverName) => {
+describe.each(LISTING_DRIVERS)('on %s', (driverName) => {
   beforeAll(async () => {
     service = await bootListing(driverName, 'e2e-listing-paging');
     const rand = random(7);
