@@ -16,7 +16,7 @@ import { loadSchemas, readSchemaSources } from './schema/index.js';
 import { normalize } from './model/normalize.js';
 
 /**
- * The generator (templates, json-schema-to-typescript, prettier) is loaded only by the commands
+ * The generator (Handlebars templates and the code layout) is loaded only by the commands
  * that generate: `validate`, `--help` and `--version` stay fast.
  */
 async function prepareGeneration(request: GenerationRequest): Promise<PreparedGeneration> {

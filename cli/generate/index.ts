@@ -11,7 +11,7 @@ import {
   type EmitOptions,
   type FileOwner,
 } from './emit.js';
-import { formatFile } from './format.js';
+import { finishFile } from './format.js';
 
 export {
   DRIVER_CHOICES,
@@ -39,7 +39,7 @@ export interface GenerateResult {
 }
 
 /**
- * The whole generator as a pure function: load → validate → normalize → emit → format. Returns
+ * The whole generator as a pure function: load → validate → normalize → emit. Returns
  * every file sorted by path, or the diagnostics and no files. Never touches the disk; what to do
  * with files already in the output folder is decided by `planOutput` (cli/plan).
  */
@@ -58,19 +58,16 @@ export async function generate(
     return { files: [], diagnostics: rest.diagnostics, model: undefined };
   const emitOptions =
     restConfig === undefined ? options : { ...options, restConfigFile: restConfig.file };
-  const emitted = await emitService(model, emitOptions, rest.configs);
-  const files = await Promise.all(
-    emitted.map(async (file) => ({
-      path: file.path,
-      contents: await formatFile(
-        file.path,
-        file.owner === 'user'
-          ? file.contents
-          : withHeader(file.path, file.contents, headerLine(model, file.sources), emitOptions),
-      ),
-      owner: file.owner,
-    })),
-  );
+  const emitted = emitService(model, emitOptions, rest.configs);
+  const files = emitted.map((file) => ({
+    path: file.path,
+    contents: finishFile(
+      file.owner === 'user'
+        ? file.contents
+        : withHeader(file.path, file.contents, headerLine(model, file.sources), emitOptions),
+    ),
+    owner: file.owner,
+  }));
   return { files, diagnostics: [], model };
 }
 

@@ -34,7 +34,6 @@ export function loadTemplates(): Templates {
     handlebars.registerHelper(name, helper);
   const dir = join(packageRoot(), 'templates');
   const read = (file: string): string => readFileSync(join(dir, file), 'utf8');
-  handlebars.registerPartial('readField', read('entity/read-field.hbs'));
   const compile = (file: string): Template => {
     const template = handlebars.compile(read(file), { noEscape: true, strict: true });
     return (view) => template(view);

@@ -1,167 +1,165 @@
-// json-schema-to-typescript is loaded on first use: commands that do not emit code (validate,
-// --help, --version) should not pay for it.
+// Prints `types.ts` of an entity: the stored record, the insert/replace input and the patch shape
+// (Kysely's Selectable/Insertable/Updateable split), laid out by ./layout like the rest of the
+// generated code.
 //
-// ts-morph assembled this file in earlier versions; it was dropped (and removed from the
-// dependencies) because all this module adds to json-schema-to-typescript's output is one import
-// line and one type alias: plain string assembly does that without loading the TypeScript compiler
-// (~330 ms per run) and building a syntax tree per entity (~10% of a run; docs/benchmarks.md).
-import type { JSONSchema } from 'json-schema-to-typescript';
+// Earlier versions compiled a JSON Schema of the entity with json-schema-to-typescript and
+// assembled the file with ts-morph. Both were dropped: ts-morph loaded the TypeScript compiler
+// (~330 ms per run) to add one import and one alias, and json-schema-to-typescript's output had to
+// be formatted afterwards, which was most of a run's time (docs/benchmarks.md). The mapping from
+// field types to TypeScript types below is the whole of what they did for us.
 import type { EntityModel, FieldModel, TypeModel } from '../model/types.js';
+import {
+  declaration,
+  genericType,
+  importDeclaration,
+  printDoc,
+  stringLiteral,
+  unionType,
+  type Doc,
+} from './layout/typescript.js';
 
-/** Whether a JSON Schema describes the stored record or what a request body may send. */
+/** Whether a type describes the stored record or what a request body may send. */
 type Shape = 'record' | 'input';
 
-/**
- * Emits `types.ts` of one entity: the stored record, the insert/replace input and the patch shape
- * (Kysely's Selectable/Insertable/Updateable split). The interfaces come from
- * json-schema-to-typescript; the import and the patch alias are added as text.
- */
-export async function emitEntityTypes(entity: EntityModel): Promise<string> {
-  const options = {
-    bannerComment: '',
-    format: false,
-    additionalProperties: false,
-    declareExternallyReferenced: true,
-  } as const;
+/** An interface to print: the record or input type, or one of their nested object types. */
+interface InterfaceSpec {
+  readonly name: string;
+  readonly fields: readonly FieldModel[];
+  readonly comment?: string;
+}
+
+/** Emits `types.ts` of one entity (without the generated-file header). */
+export function emitEntityTypes(entity: EntityModel): string {
   const about = [entity.displayName, entity.description]
     .filter((text) => text !== undefined)
     .join('\n\n');
-  const { compile } = await import('json-schema-to-typescript');
-  const record = await compile(
-    objectSchema(
-      entity,
-      entity.fields,
-      'record',
-      entity.typeName,
-      about === '' ? `A stored ${entity.name} record.` : about,
-    ),
+  const blocks: string[] = [];
+  const runtimeTypes = new Set<string>(['PatchOf']);
+  const record = interfaces(
     entity.typeName,
-    options,
+    entity.fields,
+    'record',
+    about || `A stored ${entity.name} record.`,
   );
-  const input = await compile(
-    objectSchema(
-      entity,
-      entity.fields,
-      'input',
-      `${entity.typeName}Input`,
-      `A ${entity.name} record as a POST or PUT body may send it; values are converted on the way in.`,
-    ),
+  const input = interfaces(
     `${entity.typeName}Input`,
-    options,
+    entity.fields,
+    'input',
+    `A ${entity.name} record as a POST or PUT body may send it; values are converted on the way in.`,
   );
-  const imports = usesGeohash(entity.fields)
-    ? "import type { GeohashLocation } from '@entity-gen/runtime';\n\n"
-    : '';
-  return `${imports}${record}\n${input}\n${patchType(entity)}`;
-}
-
-/** The PATCH shape: every input field optional, and `null` to remove an optional one. */
-function patchType(entity: EntityModel): string {
-  const input = `${entity.typeName}Input`;
-  return (
+  for (const [spec, shape] of [
+    ...record.map((spec) => [spec, 'record'] as const),
+    ...input.map((spec) => [spec, 'input'] as const),
+  ])
+    blocks.push(printInterface(spec, shape, runtimeTypes));
+  blocks.push(
     `/** A PATCH body of ${entity.name}: any subset of the fields; \`null\` removes an optional field. */\n` +
-    `export type ${entity.typeName}Patch = { [K in keyof ${input}]?: ${input}[K] | null };\n`
+      printDoc(
+        declaration(
+          `export type ${entity.typeName}Patch`,
+          `PatchOf<${entity.typeName}Input>`,
+          'break-after-operator',
+        ),
+      ),
   );
+  const imports = printDoc(
+    importDeclaration([...runtimeTypes].sort(), '@entity-gen/runtime', true),
+  );
+  return `${imports}\n\n${blocks.join('\n\n')}\n`;
 }
 
-function objectSchema(
-  entity: EntityModel,
+/** The interface of `fields` and, after it, those of its nested objects, depth first. */
+function interfaces(
+  name: string,
   fields: readonly FieldModel[],
   shape: Shape,
-  title: string,
-  description?: string,
-): JSONSchema {
-  const properties: Record<string, JSONSchema> = {};
-  for (const field of fields) properties[field.name] = fieldSchema(entity, field, shape);
-  const required = fields.filter((field) => field.required).map((field) => field.name);
-  return {
-    title,
-    type: 'object',
-    additionalProperties: false,
-    properties,
-    ...(required.length > 0 ? { required } : {}),
-    ...(description === undefined ? {} : { description }),
+  comment?: string,
+): InterfaceSpec[] {
+  const specs: InterfaceSpec[] = [
+    comment === undefined ? { name, fields } : { name, fields, comment },
+  ];
+  const visit = (model: TypeModel): void => {
+    if (model.element !== undefined) visit(model.element);
+    if ((model.type === 'OBJECT' || model.type === 'DICTIONARY') && model.fields !== undefined)
+      specs.push(...interfaces(objectTypeName(model, shape), model.fields, shape));
   };
+  for (const field of fields) visit(field);
+  return specs;
 }
 
-function fieldSchema(entity: EntityModel, field: FieldModel, shape: Shape): JSONSchema {
-  const schema = typeSchema(entity, field, shape);
-  const description = [field.displayName, field.description]
-    .filter((text) => text !== undefined)
-    .join('\n\n');
-  return description === '' ? schema : { ...schema, description };
+function printInterface(spec: InterfaceSpec, shape: Shape, runtimeTypes: Set<string>): string {
+  const members = spec.fields.map((field) => {
+    const about = [field.displayName, field.description]
+      .filter((text) => text !== undefined)
+      .join('\n\n');
+    const member = printDoc(
+      [field.name, field.required ? ': ' : '?: ', typeDoc(field, shape, 'type', runtimeTypes), ';'],
+      { column: 2 },
+    );
+    return about === '' ? `  ${member}` : `${docComment(about, '  ')}\n  ${member}`;
+  });
+  const head = spec.comment === undefined ? '' : `${docComment(spec.comment, '')}\n`;
+  return `${head}export interface ${spec.name} {\n${members.join('\n')}\n}`;
 }
 
-function typeSchema(entity: EntityModel, model: TypeModel, shape: Shape): JSONSchema {
+/** A JSDoc comment over one or more lines of text. */
+function docComment(text: string, indentation: string): string {
+  const lines = text
+    .replace(/\*\//g, '*\\/')
+    .split(/\r?\n/)
+    .map((line) => `${indentation} *${line.trim() === '' ? '' : ` ${line.trimEnd()}`}`);
+  return `${indentation}/**\n${lines.join('\n')}\n${indentation} */`;
+}
+
+/** The TypeScript type of a field or array element. */
+function typeDoc(
+  model: TypeModel,
+  shape: Shape,
+  where: 'type' | 'array-element',
+  runtimeTypes: Set<string>,
+): Doc {
   const input = shape === 'input';
+  const union = (members: readonly string[]): Doc =>
+    members.length === 1 ? (members[0] as string) : unionType(members, where);
   switch (model.type) {
     case 'STRING':
     case 'DATE':
     case 'DATE_TIME':
     case 'B64_IMAGE':
-      return { type: 'string' };
+      return 'string';
     case 'INTEGER':
     case 'DOUBLE':
-      return input ? { type: ['number', 'string'] } : { type: 'number' };
+      return input ? union(['number', 'string']) : 'number';
     case 'DECIMAL':
-      return input ? { type: ['string', 'number'] } : { type: 'string' };
+      return input ? union(['string', 'number']) : 'string';
     case 'BOOL':
-      return input
-        ? { anyOf: [{ type: 'boolean' }, { type: 'string', enum: ['true', 'false'] }] }
-        : { type: 'boolean' };
+      return input ? union(['boolean', "'true'", "'false'"]) : 'boolean';
     case 'ENUM':
       // Input matches case-insensitively, so any string may be sent.
-      return input ? { type: 'string' } : { type: 'string', enum: [...(model.values ?? [])] };
+      return input ? 'string' : union((model.values ?? []).map(stringLiteral));
     case 'SELECT':
-      return { type: 'string', enum: [...(model.values ?? [])] };
+      return union((model.values ?? []).map(stringLiteral));
     case 'OBJECT':
-      return objectSchema(entity, model.fields ?? [], shape, nestedTitle(model, shape));
+      return objectTypeName(model, shape);
     case 'DICTIONARY':
-      return {
-        type: 'object',
-        additionalProperties: objectSchema(
-          entity,
-          model.fields ?? [],
-          shape,
-          nestedTitle(model, shape),
-        ),
-      };
+      return genericType('Record', ['string', objectTypeName(model, shape)]);
     case 'ARRAY':
       if (model.element === undefined) throw new Error('ARRAY without element');
-      return { type: 'array', items: typeSchema(entity, model.element, shape) };
+      return [typeDoc(model.element, shape, 'array-element', runtimeTypes), '[]'];
     case 'ANY':
-      return {};
+      return 'unknown';
     case 'ENTITY_REF':
-      if (model.converter === 'toRefInteger')
-        return input ? { type: ['number', 'string'] } : { type: 'number' };
-      return { type: 'string' };
-    case 'GEOHASH_LOCATION':
-      return input
-        ? {
-            type: 'object',
-            additionalProperties: false,
-            required: ['lat', 'lng'],
-            properties: {
-              lat: { type: 'number' },
-              lng: { type: 'number' },
-              geohash: { type: 'string' },
-            },
-          }
-        : { tsType: 'GeohashLocation' };
+      if (model.converter === 'toRefInteger') return input ? union(['number', 'string']) : 'number';
+      return 'string';
+    case 'GEOHASH_LOCATION': {
+      const name = input ? 'GeohashLocationInput' : 'GeohashLocation';
+      runtimeTypes.add(name);
+      return name;
+    }
   }
 }
 
-function nestedTitle(model: TypeModel, shape: Shape): string {
+function objectTypeName(model: TypeModel, shape: Shape): string {
   if (model.objectType === undefined) throw new Error(`${model.type} without an object type`);
   return shape === 'input' ? `${model.objectType}Input` : model.objectType;
-}
-
-function usesGeohash(fields: readonly FieldModel[]): boolean {
-  return fields.some((field) => typeUsesGeohash(field));
-}
-
-function typeUsesGeohash(model: TypeModel): boolean {
-  if (model.type === 'GEOHASH_LOCATION') return true;
-  if (model.element !== undefined && typeUsesGeohash(model.element)) return true;
-  return (model.fields ?? []).some((field) => typeUsesGeohash(field));
 }

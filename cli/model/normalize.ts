@@ -175,7 +175,7 @@ function typeModelOf(
       const values = config.enums ?? [];
       return {
         type: 'ENUM',
-        converter: addConstant(context, `to${stem}`, `enumConverter(${JSON.stringify(values)})`),
+        converter: addConstant(context, `to${stem}`, 'enumConverter', values),
         values,
       };
     }
@@ -183,7 +183,7 @@ function typeModelOf(
       const values = (config.select?.elems ?? []).map((elem) => elem.value);
       return {
         type: 'SELECT',
-        converter: addConstant(context, `to${stem}`, `selectConverter(${JSON.stringify(values)})`),
+        converter: addConstant(context, `to${stem}`, 'selectConverter', values),
         values,
       };
     }
@@ -194,7 +194,7 @@ function typeModelOf(
     case 'DICTIONARY': {
       const entryStem = [...path, 'entry'];
       const fields = objectFields(config.dict?.fields ?? [], context, entryStem, `${stem}Entry`);
-      const converter = addConstant(context, `to${stem}`, `dictionaryOf(read${stem}Entry)`);
+      const converter = addConstant(context, `to${stem}`, 'dictionaryOf', `read${stem}Entry`);
       return { type: 'DICTIONARY', converter, fields, objectType: `${stem}Entry` };
     }
     case 'ARRAY': {
@@ -203,7 +203,7 @@ function typeModelOf(
       const element = typeModelOf(config.array, context, [...path, 'item']);
       return {
         type: 'ARRAY',
-        converter: addConstant(context, `to${stem}`, `arrayOf(${element.converter})`),
+        converter: addConstant(context, `to${stem}`, 'arrayOf', element.converter),
         element,
       };
     }
@@ -256,8 +256,13 @@ function keyTypeOf(target: LoadedEntity): string {
   return target.entity.fields.find((field) => field.name === keyName)?.type ?? 'STRING';
 }
 
-function addConstant(context: EntityContext, name: string, init: string): string {
-  context.constants.push({ name, init });
+function addConstant(
+  context: EntityContext,
+  name: string,
+  factory: ConverterConstant['factory'],
+  argument: ConverterConstant['argument'],
+): string {
+  context.constants.push({ name, factory, argument });
   return name;
 }
 

@@ -46,8 +46,10 @@ export interface FieldModel extends TypeModel {
 /** A module-level constant of a generated validator module, e.g. an ENUM or ARRAY converter. */
 export interface ConverterConstant {
   readonly name: string;
-  /** Initialiser expression. */
-  readonly init: string;
+  /** The runtime factory it is made with: `enumConverter(['A', 'B'])`, `arrayOf(toText)`. */
+  readonly factory: 'enumConverter' | 'selectConverter' | 'dictionaryOf' | 'arrayOf';
+  /** The factory's argument: the allowed values, or the name of a converter. */
+  readonly argument: readonly string[] | string;
 }
 
 /** A generated reader function for an OBJECT shape (or the value shape of a DICTIONARY). */

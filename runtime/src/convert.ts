@@ -608,6 +608,16 @@ export interface GeohashLocation {
   geohash: string;
 }
 
+/** A GEOHASH_LOCATION value as a request body may send it; the geohash is computed when absent. */
+export interface GeohashLocationInput {
+  lat: number;
+  lng: number;
+  geohash?: string;
+}
+
+/** The PATCH body of a record type: any subset of its fields; `null` removes an optional field. */
+export type PatchOf<T> = { [K in keyof T]?: T[K] | null };
+
 /**
  * GEOHASH_LOCATION: a plain object with number `lat` (-90…90) and `lng` (-180…180) and an
  * optional `geohash`, and no other keys. A missing or null geohash is computed (12 characters); a
