@@ -50,14 +50,18 @@ export async function applyChanges(
   };
 
   try {
+    const dirs = [...new Set(changes.writes.map((file) => dirname(join(outputDir, file.path))))];
+    for (const dir of dirs) {
+      const made = await fs.mkdir(dir, { recursive: true });
+      if (made !== undefined) createdDirs.push(made);
+    }
     for (const file of changes.writes) {
       const target = join(outputDir, file.path);
-      const made = await fs.mkdir(dirname(target), { recursive: true });
-      if (made !== undefined) createdDirs.push(made);
-      const temp = `${target}${tag}.tmp`;
-      staged.push({ temp, target });
-      await fs.writeFile(temp, file.contents, 'utf8');
+      staged.push({ temp: `${target}${tag}.tmp`, target });
     }
+    await settleAll(changes.writes, (file, index) =>
+      fs.writeFile((staged[index] as { temp: string }).temp, file.contents, 'utf8'),
+    );
   } catch (error) {
     await cleanUp();
     throw error;
@@ -80,15 +84,15 @@ export async function applyChanges(
     return true;
   };
   try {
-    for (const path of changes.deletes) {
+    await settleAll(changes.deletes, async (path) => {
       const target = join(outputDir, path);
       if (await backUp(target)) await fs.rm(target, { force: true });
-    }
-    for (const { temp, target } of staged) {
+    });
+    await settleAll(staged, async ({ temp, target }) => {
       const replaced = await backUp(target);
       await fs.rename(temp, target);
       if (!replaced) undo.push(() => fs.rm(target, { force: true }));
-    }
+    });
   } catch (error) {
     for (const step of undo.reverse()) await step().catch(() => {});
     await cleanUp();
@@ -96,9 +100,36 @@ export async function applyChanges(
   }
 
   // Committed. What follows only tidies up; a failure there leaves a stray backup at worst.
-  for (const backup of backups) await fs.rm(backup, { force: true }).catch(() => {});
+  await settleAll(backups, (backup) => fs.rm(backup, { force: true }).catch(() => {}));
   for (const path of changes.deletes)
     await removeEmptyParents(outputDir, join(outputDir, path), fs);
+}
+
+/** File operations in flight at once: enough to keep the disk busy, few enough for any fd limit. */
+const CONCURRENCY = 16;
+
+/**
+ * Runs `task` over `items`, a few at a time, and waits for every started task to finish before
+ * it rejects with the first error: the undo journal is complete when the caller rolls back.
+ */
+async function settleAll<T>(
+  items: readonly T[],
+  task: (item: T, index: number) => Promise<unknown>,
+): Promise<void> {
+  let next = 0;
+  let failure: { error: unknown } | undefined;
+  const worker = async (): Promise<void> => {
+    while (failure === undefined && next < items.length) {
+      const index = next++;
+      try {
+        await task(items[index] as T, index);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, items.length) }, worker));
+  if (failure !== undefined) throw failure.error;
 }
 
 /** Removes the folders above `file` that are now empty, up to (not including) `root`. */
