@@ -20,7 +20,7 @@ import {
   stringLiteral,
 } from './layout/typescript.js';
 import { emitEntityTypes } from './types-emitter.js';
-import { definitionView } from './view.js';
+import { definitionView, sortImportNames } from './view.js';
 
 export {
   DRIVER_CHOICES,
@@ -266,11 +266,7 @@ function routesView(entity: EntityModel, config: EntityRestConfig): object {
     imports.add(allowed.has(spec.method) ? spec.operation : 'forbidden');
     handlers[spec.member] = printDoc([property(spec.member, handler), ','], { column: 2 });
   }
-  const runtimeImports = [...imports].sort((a, b) => {
-    const x = a.replace(/^type /, '').toLowerCase();
-    const y = b.replace(/^type /, '').toLowerCase();
-    return x < y ? -1 : x > y ? 1 : 0;
-  });
+  const runtimeImports = sortImportNames([...imports]);
   return {
     ...entity,
     runtimeImport: printDoc(importDeclaration(runtimeImports, '@entity-gen/runtime')),

@@ -71,9 +71,7 @@ export function definitionView(entity: EntityModel): object {
     'TableDescriptor',
     ...(entity.objectReaders.length > 0 ? ['IssuePath'] : []),
   ];
-  const runtimeImports = [...values, ...types.map((name) => `type ${name}`)].sort((a, b) =>
-    compareIgnoringCase(a.replace(/^type /, ''), b.replace(/^type /, '')),
-  );
+  const runtimeImports = sortImportNames([...values, ...types.map((name) => `type ${name}`)]);
   const typeImports = [
     entity.typeName,
     ...entity.objectReaders.map((reader) => reader.typeName),
@@ -298,6 +296,13 @@ function typeInfo(model: TypeModel): Record<string, JsonValue> {
   if (model.converter === 'toRefInteger') info.integerRef = true;
   if (model.values !== undefined) info.values = model.values;
   return info;
+}
+
+/** Import specifiers in the order the generated code lists them: by name, ignoring case and `type`. */
+export function sortImportNames(names: readonly string[]): string[] {
+  return [...names].sort((a, b) =>
+    compareIgnoringCase(a.replace(/^type /, ''), b.replace(/^type /, '')),
+  );
 }
 
 function compareIgnoringCase(a: string, b: string): number {
