@@ -55,8 +55,9 @@ export function definitionView(entity: EntityModel): object {
     if (typeof constant.argument === 'string' && RUNTIME_CONVERTERS.has(constant.argument))
       used.add(constant.argument);
   }
+  const fixedKey = entity.fixedKeyColumn !== undefined;
   const values = [
-    'parseKey',
+    fixedKey ? 'parseSingleRecordId' : 'parseKey',
     'readRecordBody',
     'RECORD_ROOT',
     'rejectUnknownFields',
@@ -78,8 +79,10 @@ export function definitionView(entity: EntityModel): object {
   ].sort();
   return {
     ...entity,
-    keyList: entity.lk.join(', '),
+    keyList: fixedKey ? `lkValue (no key field)` : entity.lk.join(', '),
     compositeKey,
+    fixedKey,
+    recordId: entity.lkValue === undefined ? '' : stringLiteral(entity.lkValue),
     runtimeImport: printDoc(importDeclaration(runtimeImports, '@entity-gen/runtime')),
     typesImport: printDoc(importDeclaration(typeImports, './types.js', true)),
     tableDeclaration: printDoc(tableDeclaration(entity)),
@@ -132,22 +135,38 @@ export function definitionView(entity: EntityModel): object {
 
 /** `export const productTable: TableDescriptor = { … };` */
 function tableDeclaration(entity: EntityModel): Doc {
-  const columns = entity.fields.map((field) =>
-    objectLiteral([
-      property('name', stringLiteral(field.name), 'string'),
-      property('kind', stringLiteral(field.columnKind), 'string'),
-      property('fieldType', stringLiteral(field.type), 'string'),
-      property('required', String(field.required), 'keyword'),
-      property('indexed', String(field.indexed), 'keyword'),
-    ]),
-  );
+  const fixedColumn =
+    entity.fixedKeyColumn === undefined
+      ? []
+      : [
+          objectLiteral([
+            property('name', stringLiteral(entity.fixedKeyColumn), 'string'),
+            property('kind', stringLiteral('text'), 'string'),
+            property('fieldType', stringLiteral('STRING'), 'string'),
+            property('required', 'true', 'keyword'),
+            property('indexed', 'false', 'keyword'),
+            property('fixed', 'RECORD_ID'),
+          ]),
+        ];
+  const columns = [
+    ...fixedColumn,
+    ...entity.fields.map((field) =>
+      objectLiteral([
+        property('name', stringLiteral(field.name), 'string'),
+        property('kind', stringLiteral(field.columnKind), 'string'),
+        property('fieldType', stringLiteral(field.type), 'string'),
+        property('required', String(field.required), 'keyword'),
+        property('indexed', String(field.indexed), 'keyword'),
+      ]),
+    ),
+  ];
   return declaration(
     `export const ${entity.camelName}Table: TableDescriptor`,
     objectLiteral([
       property('entity', stringLiteral(entity.name), 'string'),
       property('table', stringLiteral(entity.tableName), 'string'),
       property('columns', arrayLiteral(columns, { broken: columns.length > 1 })),
-      property('key', jsonLiteral(entity.lk)),
+      property('key', jsonLiteral(entity.storageKey)),
     ]),
   );
 }
@@ -239,28 +258,44 @@ function readerEnd(fields: readonly FieldModel[]): Doc[] {
 
 /** `export const productDefinition: EntityDefinition<Product> = { … };` */
 function definitionDeclaration(entity: EntityModel, compositeKey: boolean): Doc {
+  const fixedKey = entity.fixedKeyColumn !== undefined;
   const keyValues = entity.keyFields.map((field) => `record.${field.name}`);
   const separator = stringLiteral(entity.lkSeparator);
-  const idOf = compositeKey
-    ? [arrayLiteral(keyValues), '.join', call('', ['KEY_SEPARATOR'])]
-    : call('String', [keyValues[0] as string]);
+  const idOf = (): Doc =>
+    compositeKey
+      ? [arrayLiteral(keyValues), '.join', call('', ['KEY_SEPARATOR'])]
+      : call('String', [keyValues[0] as string]);
+  const keyMembers = fixedKey
+    ? [
+        property('keyOf', arrowFunction('()', arrayLiteral(['RECORD_ID']), 'hug')),
+        property('idOf', arrowFunction('()', 'RECORD_ID', 'expression')),
+        property(
+          'parseId',
+          arrowFunction('(id)', call('parseSingleRecordId', ['id', 'RECORD_ID']), 'expression'),
+        ),
+      ]
+    : [
+        property('keyOf', arrowFunction('(record)', arrayLiteral(keyValues), 'hug')),
+        property('idOf', arrowFunction('(record)', idOf(), 'expression')),
+        property(
+          'parseId',
+          arrowFunction('(id)', call('parseKey', ['id', separator, 'keyConverters']), 'expression'),
+        ),
+      ];
   return declaration(
     `export const ${entity.camelName}Definition: EntityDefinition<${entity.typeName}>`,
     objectLiteral([
       property('name', stringLiteral(entity.name), 'string'),
       property('table', `${entity.camelName}Table`),
       property('keySeparator', separator, 'string'),
-      entity.singleRecord && entity.lkValue !== undefined
-        ? property('singleRecordId', stringLiteral(entity.lkValue), 'string')
-        : property('singleRecordId', 'undefined'),
+      fixedKey
+        ? property('singleRecordId', 'RECORD_ID')
+        : entity.singleRecord && entity.lkValue !== undefined
+          ? property('singleRecordId', stringLiteral(entity.lkValue), 'string')
+          : property('singleRecordId', 'undefined'),
       property('fields', jsonLiteral(fieldInfoOf(entity.fields))),
       property('read', `read${entity.typeName}`),
-      property('keyOf', arrowFunction('(record)', arrayLiteral(keyValues), 'hug')),
-      property('idOf', arrowFunction('(record)', idOf, 'expression')),
-      property(
-        'parseId',
-        arrowFunction('(id)', call('parseKey', ['id', separator, 'keyConverters']), 'expression'),
-      ),
+      ...keyMembers,
     ]),
   );
 }

@@ -187,21 +187,8 @@ class DiffContext {
   }
 
   private keyChange(old: EntityModel, entity: EntityModel, kept: readonly KeptField[]): boolean {
-    const renamed = old.lk.map((name) => kept.find((field) => field.old.name === name));
-    const keyFields = renamed.flatMap((field) => (field === undefined ? [] : [field]));
-    const sameFields =
-      keyFields.length === old.lk.length &&
-      keyFields.map((field) => field.new.name).join('\u0000') === entity.lk.join('\u0000');
-    const storageChange = keyFields.some(
-      (field) =>
-        field.old.columnKind !== field.new.columnKind || field.conversion?.loss !== undefined,
-    );
-    if (sameFields && !storageChange) return false;
-    const before = `[${old.lk.join(', ')}]`;
-    const after = `[${entity.lk.join(', ')}]`;
-    const what = sameFields
-      ? `the storage type of its key field(s) ${after} changes`
-      : `its key changes from ${before} to ${after}`;
+    const what = keyChangeOf(old, entity, kept);
+    if (what === undefined) return false;
     this.lossy(
       entityPosition(entity),
       'MIGRATION_KEY_CHANGE',
@@ -299,6 +286,47 @@ class DiffContext {
       this.step(`Make field ${name} optional`);
     }
   }
+}
+
+/**
+ * How the primary key of an entity's table changes, or `undefined` when its stored values stay
+ * valid. A single-record entity's key always holds `lkValue`, so becoming single-record or a new
+ * `lkValue` re-keys too.
+ */
+function keyChangeOf(
+  old: EntityModel,
+  entity: EntityModel,
+  kept: readonly KeptField[],
+): string | undefined {
+  const before = keyText(old);
+  const after = keyText(entity);
+  if (old.fixedKeyColumn !== undefined || entity.fixedKeyColumn !== undefined) {
+    return before === after ? undefined : `its key changes from ${before} to ${after}`;
+  }
+  const renamed = old.lk.map((name) => kept.find((field) => field.old.name === name));
+  const keyFields = renamed.flatMap((field) => (field === undefined ? [] : [field]));
+  const sameFields =
+    keyFields.length === old.lk.length &&
+    keyFields.map((field) => field.new.name).join('\u0000') === entity.lk.join('\u0000');
+  const storageChange = keyFields.some(
+    (field) =>
+      field.old.columnKind !== field.new.columnKind || field.conversion?.loss !== undefined,
+  );
+  if (!sameFields) return `its key changes from ${before} to ${after}`;
+  if (storageChange) return `the storage type of its key field(s) ${after} changes`;
+  if (entity.singleRecord && (!old.singleRecord || old.lkValue !== entity.lkValue)) {
+    return old.singleRecord
+      ? `the id of its single record changes from '${old.lkValue ?? ''}' to '${entity.lkValue ?? ''}'`
+      : `it becomes a single-record entity whose key ${after} is always '${entity.lkValue ?? ''}'`;
+  }
+  return undefined;
+}
+
+/** `[id]`, or for an entity addressed by lkValue alone: `lkValue 'current'`. */
+function keyText(entity: EntityModel): string {
+  return entity.fixedKeyColumn === undefined
+    ? `[${entity.lk.join(', ')}]`
+    : `lkValue '${entity.lkValue ?? ''}'`;
 }
 
 /** `from INTEGER to DOUBLE`, or for a change within one type what changes: `values new → NEW`. */

@@ -14,7 +14,7 @@ import {
 } from '@entity-gen/runtime/ddl';
 import type { EntityModel, FieldModel } from '../model/types.js';
 import type { EntityDiff, KeptField } from './diff.js';
-import { keptValue, literal, nullOf, q, text } from './sql.js';
+import { keptValue, literal, lkValueLiteral, nullOf, q, text } from './sql.js';
 import { tableDescriptor } from './tables.js';
 
 /** The statements of one entity's change, in order. */
@@ -117,6 +117,9 @@ function addColumn(t: string, field: FieldModel): string[] {
   ];
 }
 
+/** PostgreSQL's identifier limit; table names are ASCII, so bytes and characters agree. */
+const MAX_IDENTIFIER_BYTES = 63;
+
 /** A key change: copy every record into a table with the new key, dropping those that do not fit. */
 function rebuild(diff: Extract<EntityDiff, { kind: 'alter' }>): string[] {
   const newTable = tableDescriptor(diff.new);
@@ -128,14 +131,22 @@ function rebuild(diff: Extract<EntityDiff, { kind: 'alter' }>): string[] {
   const columns: string[] = [];
   const values: string[] = [];
   const valueOf = new Map<string, string>();
+  const { fixedKeyColumn, lkValue, singleRecord } = diff.new;
+  if (fixedKeyColumn !== undefined) {
+    valueOf.set(fixedKeyColumn, text(lkValue ?? ''));
+    columns.push(q(fixedKeyColumn));
+    values.push(text(lkValue ?? ''));
+  }
   for (const field of diff.new.fields) {
     const kept = diff.kept.find((item) => item.new === field);
     const value =
-      kept !== undefined
-        ? keptValue('postgres', kept, q(kept.old.name))
-        : field.default === undefined
-          ? nullOf('postgres', postgresDdl.columnType(field.columnKind))
-          : literal('postgres', field.columnKind, field.default);
+      singleRecord && field.isKey
+        ? lkValueLiteral('postgres', field.columnKind, lkValue ?? '')
+        : kept !== undefined
+          ? keptValue('postgres', kept, q(kept.old.name))
+          : field.default === undefined
+            ? nullOf('postgres', postgresDdl.columnType(field.columnKind))
+            : literal('postgres', field.columnKind, field.default);
     valueOf.set(field.name, value);
     columns.push(q(field.name));
     values.push(value);
@@ -144,8 +155,10 @@ function rebuild(diff: Extract<EntityDiff, { kind: 'alter' }>): string[] {
     columns.push(q(bookkeeping));
     values.push(q(bookkeeping));
   }
-  const where = diff.new.lk.map((name) => `(${valueOf.get(name)!}) IS NOT NULL`).join(' AND ');
-  const order = diff.old.lk.map(q).join(', ');
+  const where = diff.new.storageKey
+    .map((name) => `(${valueOf.get(name)!}) IS NOT NULL`)
+    .join(' AND ');
+  const order = diff.old.storageKey.map(q).join(', ');
   const statements = [
     postgresDdl.createTable(temporary),
     `INSERT INTO ${q(temporary.table)} (${columns.join(', ')})\n` +
@@ -153,10 +166,32 @@ function rebuild(diff: Extract<EntityDiff, { kind: 'alter' }>): string[] {
       `  ORDER BY ${order}\n  ON CONFLICT DO NOTHING`,
     `DROP TABLE ${q(diff.old.tableName)}`,
     `ALTER TABLE ${q(temporary.table)} RENAME TO ${q(newTable.table)}`,
+    renamePrimaryKey(newTable.table),
   ];
   if (diff.old.name !== diff.new.name) statements.push(renameActivity(diff.old, diff.new));
   statements.push(...postgresDdl.createIndexes(newTable));
   return statements;
+}
+
+/**
+ * Gives a rebuilt table's primary key the name PostgreSQL gives a new table's (`<table>_pkey`):
+ * the copy's key is named after the temporary table, and a later rebuild would otherwise find
+ * that name taken and number it.
+ */
+function renamePrimaryKey(table: string): string {
+  // PostgreSQL shortens the table part so that the name fits its 63-byte identifiers.
+  const wanted = `${table.slice(0, MAX_IDENTIFIER_BYTES - '_pkey'.length)}_pkey`;
+  return `DO $$
+DECLARE
+  current_name TEXT;
+BEGIN
+  SELECT conname INTO current_name FROM pg_constraint
+   WHERE conrelid = ${text(q(table))}::regclass AND contype = 'p';
+  IF current_name <> ${text(wanted)} THEN
+    EXECUTE format('ALTER TABLE %I RENAME CONSTRAINT %I TO %I', ${text(table)}, current_name, ${text(wanted)});
+  END IF;
+END
+$$`;
 }
 
 function renameActivity(old: EntityModel, entity: EntityModel): string {

@@ -64,6 +64,16 @@ export function literal(dialect: Dialect, kind: ColumnKind, value: JsonValue): s
   }
 }
 
+/**
+ * The literal of the value a single-record entity's key column always holds, `lkValue`, as the
+ * canonical value of the column's kind.
+ */
+export function lkValueLiteral(dialect: Dialect, kind: ColumnKind, lkValue: string): string {
+  const value: JsonValue =
+    kind === 'integer' ? Number(lkValue) : kind === 'boolean' ? lkValue === 'true' : lkValue;
+  return literal(dialect, kind, value);
+}
+
 /** NULL, typed where PostgreSQL needs it to type a CASE or USING expression. */
 export function nullOf(dialect: Dialect, postgresType: string): string {
   return dialect === 'sqlite'

@@ -17,7 +17,15 @@ import {
 } from '@entity-gen/runtime/ddl';
 import type { EntityModel, FieldModel } from '../model/types.js';
 import type { EntityDiff, KeptField } from './diff.js';
-import { decimalKeyLiteral, decimalKeyOf, keptValue, literal, q, text } from './sql.js';
+import {
+  decimalKeyLiteral,
+  decimalKeyOf,
+  keptValue,
+  literal,
+  lkValueLiteral,
+  q,
+  text,
+} from './sql.js';
 import { tableDescriptor } from './tables.js';
 
 /** A placeholder default for NOT NULL columns added before their values are copied in. */
@@ -190,14 +198,22 @@ function rebuild(diff: Extract<EntityDiff, { kind: 'alter' }>): string[] {
   const columns: string[] = [];
   const values: string[] = [];
   const valueOf = new Map<string, string>();
+  const { fixedKeyColumn, lkValue, singleRecord } = diff.new;
+  if (fixedKeyColumn !== undefined) {
+    valueOf.set(fixedKeyColumn, text(lkValue ?? ''));
+    columns.push(q(fixedKeyColumn));
+    values.push(text(lkValue ?? ''));
+  }
   for (const field of diff.new.fields) {
     const kept = diff.kept.find((item) => item.new === field);
     const value =
-      kept !== undefined
-        ? keptValue('sqlite', kept, q(kept.old.name))
-        : field.default === undefined
-          ? 'NULL'
-          : literal('sqlite', field.columnKind, field.default);
+      singleRecord && field.isKey
+        ? lkValueLiteral('sqlite', field.columnKind, lkValue ?? '')
+        : kept !== undefined
+          ? keptValue('sqlite', kept, q(kept.old.name))
+          : field.default === undefined
+            ? 'NULL'
+            : literal('sqlite', field.columnKind, field.default);
     valueOf.set(field.name, value);
     columns.push(q(field.name));
     values.push(value);
@@ -211,8 +227,10 @@ function rebuild(diff: Extract<EntityDiff, { kind: 'alter' }>): string[] {
     columns.push(q(bookkeeping));
     values.push(q(bookkeeping));
   }
-  const where = diff.new.lk.map((name) => `(${valueOf.get(name)!}) IS NOT NULL`).join(' AND ');
-  const order = diff.old.lk.map(q).join(', ');
+  const where = diff.new.storageKey
+    .map((name) => `(${valueOf.get(name)!}) IS NOT NULL`)
+    .join(' AND ');
+  const order = diff.old.storageKey.map(q).join(', ');
   return [
     sqliteDdl.createTable(temporary),
     `INSERT OR IGNORE INTO ${q(temporary.table)} (${columns.join(', ')})\n` +

@@ -9,13 +9,27 @@ export function tableDescriptor(entity: EntityModel): TableDescriptor {
   return {
     entity: entity.name,
     table: entity.tableName,
-    columns: entity.fields.map((field) => ({
-      name: field.name,
-      kind: field.columnKind,
-      fieldType: field.type,
-      required: field.required,
-      indexed: field.indexed,
-    })),
-    key: entity.lk,
+    columns: [
+      ...(entity.fixedKeyColumn === undefined
+        ? []
+        : [
+            {
+              name: entity.fixedKeyColumn,
+              kind: 'text' as const,
+              fieldType: 'STRING',
+              required: true,
+              indexed: false,
+              fixed: entity.lkValue ?? '',
+            },
+          ]),
+      ...entity.fields.map((field) => ({
+        name: field.name,
+        kind: field.columnKind,
+        fieldType: field.type,
+        required: field.required,
+        indexed: field.indexed,
+      })),
+    ],
+    key: entity.storageKey,
   };
 }

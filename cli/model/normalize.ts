@@ -14,6 +14,8 @@ import type {
 
 const DEFAULT_SEPARATOR = '~';
 const DEFAULT_SINGLE_RECORD_ID = '_singlerec_lk';
+/** The storage-only key column of a single-record entity without one key field. */
+const FIXED_KEY_COLUMN = '_eg_id';
 
 /** Scalar converters exported by the runtime, by field type. */
 const SCALAR_CONVERTERS: Partial<Record<TypeConfigDoc['type'], string>> = {
@@ -79,17 +81,20 @@ function normalizeEntity(
   const doc = loaded.entity;
   const typeName = pascalCase(doc.name);
   const context: EntityContext = { typeName, byName, constants: [], readers: [], used: new Set() };
-  const keySet = new Set(doc.lk);
+  const singleRecord = doc.singleRecord === true;
+  // A single-record entity with no or several lk fields is addressed by lkValue alone, stored in a
+  // fixed key column; its lk fields (if any) are ordinary fields that are required, as in Gemini.
+  const fixedKey = singleRecord && doc.lk.length !== 1;
+  const lkSet = new Set(doc.lk);
   const fields = doc.fields.map((field) => ({
-    ...fieldModel(field, context, [], keySet.has(field.name)),
+    ...fieldModel(field, context, [], lkSet.has(field.name) && !fixedKey, lkSet.has(field.name)),
     ...topLevelExtras(field, loaded),
   }));
-  const keyFields = doc.lk.map((name) => {
+  const keyFields = (fixedKey ? [] : doc.lk).map((name) => {
     const field = fields.find((candidate) => candidate.name === name);
     if (field === undefined) throw new Error(`lk field ${name} of ${doc.name} was not validated`);
     return field;
   });
-  const singleRecord = doc.singleRecord === true;
   return {
     name: doc.name,
     ...(doc.displayName === undefined ? {} : { displayName: doc.displayName }),
@@ -105,6 +110,8 @@ function normalizeEntity(
     ...(singleRecord ? { lkValue: doc.lkValue ?? DEFAULT_SINGLE_RECORD_ID } : {}),
     fields,
     keyFields,
+    storageKey: fixedKey ? [FIXED_KEY_COLUMN] : doc.lk,
+    ...(fixedKey ? { fixedKeyColumn: FIXED_KEY_COLUMN } : {}),
     constants: context.constants,
     objectReaders: context.readers,
     document: loaded.document,
@@ -141,6 +148,7 @@ function fieldModel(
   context: EntityContext,
   parents: readonly string[],
   isKey: boolean,
+  inLk = isKey,
 ): FieldModel {
   const path = [...parents, field.name];
   const typeModel = typeModelOf(field, context, path);
@@ -152,7 +160,7 @@ function fieldModel(
     ...typeModel,
     name: field.name,
     variable: variableName(field.name),
-    required: isKey || field.required === true,
+    required: inLk || field.required === true,
     ...(field.displayName === undefined ? {} : { displayName: field.displayName }),
     ...(field.description === undefined ? {} : { description: field.description }),
     indexed: field.index === true,

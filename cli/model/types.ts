@@ -84,7 +84,15 @@ export interface EntityModel {
   /** Id of the single record (only for single-record entities). */
   readonly lkValue?: string;
   readonly fields: readonly FieldModel[];
+  /** The fields whose values make the record id, in `lk` order; none when `fixedKeyColumn` is set. */
   readonly keyFields: readonly FieldModel[];
+  /** The table's primary key columns: `lk`, or `[fixedKeyColumn]`. */
+  readonly storageKey: readonly string[];
+  /**
+   * The storage-only key column (always holding `lkValue`) of a single-record entity that does not
+   * declare exactly one key field; such an entity is addressed by `lkValue` alone.
+   */
+  readonly fixedKeyColumn?: string;
   /** Constants (ENUM/SELECT/ARRAY/DICTIONARY converters) in dependency order. */
   readonly constants: readonly ConverterConstant[];
   /** Readers of nested OBJECT/DICTIONARY shapes, outermost first. */

@@ -29,7 +29,7 @@ export const SCHEMA_DIAGNOSTIC_CODES = {
   INVALID_SEPARATOR:
     'lkSeparator is empty, holds a character that is unsafe in URLs, or can occur in the text of a key part.',
   SINGLE_RECORD:
-    'lkValue is set without singleRecord, is empty, holds the key separator or does not fit the key type, or a single-record entity has not exactly one key field.',
+    "lkValue is set without singleRecord, is empty, or is not a value the single-record entity's one key field can hold.",
   INVALID_TREE: 'A tree entity has a bad parent field or not exactly one key field.',
   INVALID_ANY_TYPE_FIELD: 'any.typeField does not name a sibling field.',
   INVALID_INDEX: 'index: true on a nested field or on a type that cannot be indexed.',

@@ -119,6 +119,8 @@ export interface FieldInfo {
   readonly name: string;
   readonly namePosition: Position;
   readonly type: FieldType | undefined;
+  /** The allowed values of an ENUM or SELECT field, when they could be read. */
+  readonly values?: readonly string[];
 }
 
 /** Shared by every field of one entity. */
@@ -242,7 +244,12 @@ function validateField(
   const info =
     name === undefined || nameEntry === undefined
       ? undefined
-      : { name, namePosition: nameEntry.value.position, type: config?.type };
+      : {
+          name,
+          namePosition: nameEntry.value.position,
+          type: config?.type,
+          ...allowedValues(config),
+        };
   if (name === undefined || config === undefined) {
     if (!place.topLevel) reportNestedDefault(map, label, scope.reporter);
     return { doc: undefined, info };
@@ -408,6 +415,14 @@ function checkIndexable(
  * Validates `type` and the configuration keys of a field or array element. Returns undefined
  * when the type itself is missing or unknown.
  */
+/** `{values}` of an ENUM or SELECT configuration; `{}` for other types. */
+function allowedValues(config: TypeConfigDoc | undefined): { values?: readonly string[] } {
+  if (config?.enums !== undefined) return { values: config.enums };
+  if (config?.select !== undefined)
+    return { values: config.select.elems.map((elem) => elem.value) };
+  return {};
+}
+
 function validateTypeConfig(
   map: MapNode,
   place: ConfigPlace,

@@ -169,7 +169,7 @@ function validateEntity(
   const entity: Partial<Mutable<EntityDoc>> = readEntityTexts(map, label, reporter);
   assignDefined(entity, 'lkSeparator', separator);
   assignDefined(entity, 'singleRecord', singleRecord);
-  assignDefined(entity, 'lkValue', readLkValue(map, singleRecord, separator, scope));
+  assignDefined(entity, 'lkValue', readLkValue(map, singleRecord, scope));
   if (lk !== undefined && fields !== undefined) {
     checkKeyText(map, lk, fields, separator, singleRecord === true, entity.lkValue, scope);
   }
@@ -362,7 +362,6 @@ function readSeparator(map: MapNode, scope: EntityScope): string | undefined {
 function readLkValue(
   map: MapNode,
   singleRecord: boolean | undefined,
-  separator: string | undefined,
   scope: EntityScope,
 ): string | undefined {
   const { reporter, entityLabel } = scope;
@@ -370,17 +369,13 @@ function readLkValue(
   const lkValue = entry === undefined ? undefined : readString(entry, entityLabel, reporter);
   if (lkValue === undefined || entry === undefined) return undefined;
   const position = entry.value.position;
-  const effectiveSeparator =
-    separator === undefined || separator === '' ? DEFAULT_SEPARATOR : separator;
   if (singleRecord !== true) {
     const message = `'lkValue' of ${entityLabel} is set but 'singleRecord' is not true; lkValue is the id of a single-record entity's only record`;
     reporter.report(position, 'SINGLE_RECORD', message);
   } else if (lkValue === '') {
     reporter.report(position, 'SINGLE_RECORD', `'lkValue' of ${entityLabel} must not be empty`);
-  } else if (lkValue.includes(effectiveSeparator)) {
-    const message = `'lkValue' of ${entityLabel} must not contain the key separator '${effectiveSeparator}'`;
-    reporter.report(position, 'SINGLE_RECORD', message);
   }
+  // The separator may occur in lkValue: a single-record id is never split into key parts.
   return lkValue;
 }
 
@@ -427,7 +422,7 @@ function checkKeyText(
   const keyFields = lk.map((name) => findField(fields, name));
   const effectiveSeparator =
     separator === undefined || separator === '' ? DEFAULT_SEPARATOR : separator;
-  if (lk.length > 1) {
+  if (lk.length > 1 && !singleRecord) {
     for (const field of keyFields) {
       const chars = field?.type === undefined ? undefined : KEY_TEXT_CHARS[field.type];
       if (field === undefined || chars === undefined) continue;
@@ -440,28 +435,38 @@ function checkKeyText(
       }
     }
   }
-  if (!singleRecord) return;
-  if (lk.length !== 1) {
-    const entry = entryOf(map, 'lk');
-    const message =
-      `Single-record ${entityLabel} needs exactly one key field (e.g. lk: [id] with an id STRING field), ` +
-      `whose value is always lkValue`;
-    reporter.report(entry?.value.position ?? map.position, 'SINGLE_RECORD', message);
-    return;
-  }
+  // A single-record entity without exactly one key field is addressed by lkValue alone (its lk,
+  // if any, is kept as metadata, as Gemini does); with one, that field always holds lkValue.
+  if (!singleRecord || lk.length !== 1) return;
   const field = keyFields[0];
-  const pattern = field?.type === undefined ? undefined : KEY_TEXT_PATTERNS[field.type];
+  if (field === undefined) return;
   const value = lkValue ?? DEFAULT_SINGLE_RECORD_ID;
-  const invalid =
-    pattern !== undefined &&
-    (!pattern.test(value) || (field?.type === 'DATE' && !isCalendarDate(value)));
-  if (field !== undefined && invalid) {
+  const problem = lkValueProblem(field, value);
+  if (problem !== undefined) {
     const entry = entryOf(map, 'lkValue');
     const message =
       `'lkValue' ${JSON.stringify(value)}${lkValue === undefined ? ' (the default)' : ''} of ${entityLabel} ` +
-      `is not a valid ${field.type} for its key field '${field.name}'`;
+      `is not a valid ${field.type} for its key field '${field.name}'${problem}`;
     reporter.report(entry?.value.position ?? map.position, 'SINGLE_RECORD', message);
   }
+}
+
+/**
+ * Why the key field of a single-record entity cannot hold `value` (a sentence tail, possibly
+ * empty), or `undefined` when it can.
+ */
+function lkValueProblem(field: FieldInfo, value: string): string | undefined {
+  if (field.type === 'ENUM' || field.type === 'SELECT') {
+    const values = field.values ?? [];
+    if (values.includes(value)) return undefined;
+    const spelled = values.find((candidate) => candidate.toLowerCase() === value.toLowerCase());
+    if (spelled !== undefined) return `; write it as the schema spells it: '${spelled}'`;
+    return `; it must be one of ${values.map((candidate) => `'${candidate}'`).join(', ')}`;
+  }
+  const pattern = field.type === undefined ? undefined : KEY_TEXT_PATTERNS[field.type];
+  if (pattern === undefined) return undefined;
+  if (!pattern.test(value) || (field.type === 'DATE' && !isCalendarDate(value))) return '';
+  return undefined;
 }
 
 function readTree(

@@ -17,6 +17,12 @@ export interface ColumnDescriptor {
   readonly required: boolean;
   /** The schema asked for an index on this field. */
   readonly indexed: boolean;
+  /**
+   * A storage-only column that holds this same text in every row and is never part of a record:
+   * the key column of a single-record entity that declares no key field. Drivers write this value
+   * whatever the record holds and leave the column out of the records they read.
+   */
+  readonly fixed?: string;
 }
 
 /** The generated, typed description of one entity's storage. */
@@ -25,7 +31,7 @@ export interface TableDescriptor {
   readonly entity: string;
   /** SQL table name (lower case, unique per service). */
   readonly table: string;
-  /** Every field, in declared order. */
+  /** Every field in declared order, after the fixed key column if the entity has one. */
   readonly columns: readonly ColumnDescriptor[];
   /** Names of the key columns, in `lk` order. */
   readonly key: readonly string[];

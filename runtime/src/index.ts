@@ -48,6 +48,7 @@ export {
 export {
   checkKeyPart,
   parseKey,
+  parseSingleRecordId,
   readRecordBody,
   RECORD_ROOT,
   toRefInteger,

@@ -660,6 +660,11 @@ function cursorColumns(
   return columns;
 }
 
+/** The value of a storage-only key column (`ColumnDescriptor.fixed`), which records do not hold. */
+function fixedValue(definition: EntityDefinition<object>, column: string): string | undefined {
+  return definition.table.columns.find((candidate) => candidate.name === column)?.fixed;
+}
+
 function encodeCursor(
   definition: EntityDefinition<object>,
   request: ListRequest,
@@ -667,7 +672,7 @@ function encodeCursor(
 ): string {
   const record = last.record;
   const values = cursorColumns(definition, request.orderBy).map((column) => {
-    const value = record[column];
+    const value = fixedValue(definition, column) ?? record[column];
     return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
       ? value
       : null;
@@ -719,6 +724,11 @@ function decodeCursor(
     throw invalid('it does not match the sort order');
   const after = columns.map((column, index) => {
     const value: unknown = a[index];
+    const fixed = fixedValue(definition, column);
+    if (fixed !== undefined) {
+      if (value !== fixed) throw invalid(`it holds another value for ${column}`);
+      return fixed;
+    }
     const field = Object.hasOwn(definition.fields, column) ? definition.fields[column] : undefined;
     const descriptor = definition.table.columns.find((candidate) => candidate.name === column);
     if (field === undefined || descriptor === undefined) throw invalid('it names an unknown field');

@@ -368,9 +368,9 @@ function singleRecordReason(
     const names = unknown.map((issue) => String(issue.path[0])).join(', ');
     return `${unknown.length === 1 ? 'Field' : 'Fields'} ${names} ${unknown.length === 1 ? 'is' : 'are'} not defined for Entity ${definition.name}`;
   }
-  const id = definition.table.key
-    .map((name) => rawKeyText(input[name]))
-    .join(definition.keySeparator);
+  const id =
+    definition.singleRecordId ??
+    definition.table.key.map((name) => rawKeyText(input[name])).join(definition.keySeparator);
   return `EntityRecord of ${definition.name} with id ${id} invalid`;
 }
 
@@ -380,11 +380,16 @@ function rawKeyText(value: unknown): string {
     : '';
 }
 
-/** A single-record entity's one-field key may be left out of bodies; it is always `lkValue`. */
+/**
+ * A single-record entity's one-field key may be left out of bodies; it is always `lkValue`. (An
+ * entity without a key field stores its id in a fixed column, and its bodies hold no key.)
+ */
 function withSingleRecordKey(definition: AnyDefinition, payload: unknown): unknown {
   const id = definition.singleRecordId;
   const [keyField, ...more] = definition.table.key;
   if (id === undefined || keyField === undefined || more.length > 0 || !isPlainObject(payload))
+    return payload;
+  if (definition.table.columns.some((column) => column.name === keyField && column.fixed))
     return payload;
   if (payload[keyField] !== undefined && payload[keyField] !== null) return payload;
   return { [keyField]: id, ...payload };

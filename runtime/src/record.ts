@@ -72,3 +72,11 @@ export function parseKey(
   }
   return values;
 }
+
+/**
+ * The key of a single-record entity that has no key field: its only record's id, `recordId`, is
+ * also the value of its key column. Any other id names no record.
+ */
+export function parseSingleRecordId(id: string, recordId: string): KeyValues | undefined {
+  return id === recordId ? [recordId] : undefined;
+}

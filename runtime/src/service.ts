@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import Koa from 'koa';
+import Koa, { type Context } from 'koa';
 import type { StorageDriver } from './driver.js';
 import { recordMeta, successBody } from './envelope.js';
 import { BadRequestError, EntityNotFoundError, MethodNotAllowedError } from './errors.js';
@@ -51,10 +51,46 @@ export interface ServiceOptions {
 }
 
 const DATA_PREFIX = '/data/';
-const COLLECTION_METHODS = ['GET', 'HEAD', 'POST'];
-const RECORD_METHODS = ['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE'];
-const SINGLE_COLLECTION_METHODS = ['GET', 'HEAD'];
-const SINGLE_RECORD_METHODS = ['GET', 'HEAD', 'PUT', 'PATCH'];
+
+type RestMethod = RestConfig['allowedMethods'][number];
+
+/** The HTTP methods of `/data/{entity}` and `/data/{entity}/{id}` that each REST method covers. */
+const COLLECTION_METHODS: readonly (readonly [string, RestMethod])[] = [
+  ['GET', 'GET_LIST'],
+  ['HEAD', 'GET_LIST'],
+  ['POST', 'NEW'],
+];
+const RECORD_METHODS: readonly (readonly [string, RestMethod])[] = [
+  ['GET', 'GET_BYID'],
+  ['HEAD', 'GET_BYID'],
+  ['PUT', 'UPDATE'],
+  ['PATCH', 'UPDATE'],
+  ['DELETE', 'DELETE'],
+];
+
+/** The methods an entity's two resources answer, for `Allow` and OPTIONS. */
+interface AllowedMethods {
+  readonly collection: readonly string[];
+  readonly record: readonly string[];
+}
+
+/**
+ * What `Allow` lists: the methods of the resource minus those the REST configuration switched
+ * off (they answer 403) and, for a single-record entity, POST and DELETE (they answer 405).
+ */
+function allowedMethods(routes: DataRoutes, restConfig: RestConfig | undefined): AllowedMethods {
+  const single = routes.definition.singleRecordId !== undefined;
+  const enabled = (rest: RestMethod): boolean =>
+    restConfig === undefined || restConfig.allowedMethods.includes(rest);
+  const pick = (methods: readonly (readonly [string, RestMethod])[]): string[] =>
+    methods
+      .filter(
+        ([method, rest]) =>
+          enabled(rest) && !(single && (method === 'POST' || method === 'DELETE')),
+      )
+      .map(([method]) => method);
+  return { collection: pick(COLLECTION_METHODS), record: pick(RECORD_METHODS) };
+}
 
 /**
  * Builds the Koa application of a generated service: the error envelope first, then `/data`
@@ -69,7 +105,14 @@ export function createService(service: ServiceDefinition, options: ServiceOption
     now: options.now ?? Date.now,
   };
   const byPathName = new Map<string, DataRoutes>();
-  for (const routes of service.routes) byPathName.set(routes.definition.name.toLowerCase(), routes);
+  const allowed = new Map<DataRoutes, AllowedMethods>();
+  for (const routes of service.routes) {
+    byPathName.set(routes.definition.name.toLowerCase(), routes);
+    allowed.set(
+      routes,
+      allowedMethods(routes, service.entities[routes.definition.name]?.restConfig),
+    );
+  }
   const findRoutes = (segment: string): DataRoutes => {
     const routes = byPathName.get(segment.toLowerCase());
     if (routes === undefined) throw new EntityNotFoundError(safeDecode(segment).toUpperCase());
@@ -94,10 +137,11 @@ export function createService(service: ServiceDefinition, options: ServiceOption
     const slash = rest.indexOf('/');
     if (rest === '' || slash === 0) return next();
     const routes = findRoutes(slash === -1 ? rest : rest.slice(0, slash));
+    const methods = allowed.get(routes)!;
     const handler =
       slash === -1
-        ? collectionHandler(routes, ctx.method)
-        : recordHandler(routes, ctx.method, decodeId(rest.slice(slash + 1)));
+        ? collectionHandler(routes, ctx.method, methods.collection)
+        : recordHandler(routes, ctx.method, decodeId(rest.slice(slash + 1)), methods.record);
     return withEntityMiddleware(routes.hooks, ctx, () => handler(ctx, data));
   });
 
@@ -112,6 +156,11 @@ export function createService(service: ServiceDefinition, options: ServiceOption
   router.get('/entity/:entity', (ctx) => {
     const routes = findRoutes(ctx.params['entity'] ?? '');
     ctx.body = successBody(service.entities[routes.definition.name]);
+  });
+  // OPTIONS of an unknown entity is a 404 like its GET (router.allowedMethods would answer 200).
+  router.options(['/entity/:entity', '/entity/:entity/recordCounts'], (ctx) => {
+    findRoutes(ctx.params['entity'] ?? '');
+    sendAllow(ctx, ['GET', 'HEAD']);
   });
   router.get('/entity/:entity/recordCounts', (ctx) => {
     const routes = findRoutes(ctx.params['entity'] ?? '');
@@ -137,16 +186,25 @@ export function createService(service: ServiceDefinition, options: ServiceOption
 }
 
 /** The handler of a request on `/data/{entity}`, or the 405 it gets. */
-function collectionHandler(routes: DataRoutes, method: string): CollectionHandler {
+function collectionHandler(
+  routes: DataRoutes,
+  method: string,
+  allow: readonly string[],
+): CollectionHandler {
   const single = routes.definition.singleRecordId !== undefined;
   if (method === 'GET' || method === 'HEAD') return routes.list;
-  if (method === 'OPTIONS') return options(single ? SINGLE_COLLECTION_METHODS : COLLECTION_METHODS);
+  if (method === 'OPTIONS') return options(allow);
   if (method === 'POST' && !single) return routes.insert;
-  throw notAllowed(method, routes, single ? SINGLE_COLLECTION_METHODS : COLLECTION_METHODS);
+  throw notAllowed(method, routes, allow);
 }
 
 /** The handler of a request on `/data/{entity}/{id}`, or the 405 it gets. */
-function recordHandler(routes: DataRoutes, method: string, id: string): CollectionHandler {
+function recordHandler(
+  routes: DataRoutes,
+  method: string,
+  id: string,
+  allow: readonly string[],
+): CollectionHandler {
   const single = routes.definition.singleRecordId !== undefined;
   switch (method) {
     case 'GET':
@@ -160,18 +218,22 @@ function recordHandler(routes: DataRoutes, method: string, id: string): Collecti
       if (!single) return (ctx, data) => routes.remove(ctx, data, id);
       break;
     case 'OPTIONS':
-      return options(single ? SINGLE_RECORD_METHODS : RECORD_METHODS);
+      return options(allow);
   }
-  throw notAllowed(method, routes, single ? SINGLE_RECORD_METHODS : RECORD_METHODS);
+  throw notAllowed(method, routes, allow);
 }
 
 /** OPTIONS: the methods the resource accepts, in `Allow` and in the envelope. */
 function options(allowed: readonly string[]): CollectionHandler {
   return (ctx) => {
-    ctx.set('Allow', allowed.join(', '));
-    ctx.body = successBody({ allow: allowed });
+    sendAllow(ctx, allowed);
     return Promise.resolve();
   };
+}
+
+function sendAllow(ctx: Pick<Context, 'set' | 'body'>, allowed: readonly string[]): void {
+  ctx.set('Allow', allowed.join(', '));
+  ctx.body = successBody({ allow: allowed });
 }
 
 function addTime(

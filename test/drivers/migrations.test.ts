@@ -13,6 +13,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tableDescriptor } from '../../cli/migrate/tables.js';
 import type {
+  KeyValue,
   MigrationScript,
   StorageDriver,
   StoredFields,
@@ -612,6 +613,83 @@ for (const dialect of DIALECTS) {
         ]);
       });
       await expectLayoutOf(database, tablesOf(after));
+    });
+
+    it('moves an entity to and from single-record without a key field, keeping its record', async () => {
+      const fields = ['{name: theme, type: STRING, required: true}'];
+      const steps = [
+        // A plain entity with two records.
+        schema(entity('PREF', ['id'], ['{name: id, type: STRING}', ...fields])),
+        // Becomes single-record without a key field (as Gemini declares one): one record stays.
+        schema(entity('PREF', [], fields, 'singleRecord: true')),
+        // Gains a field.
+        schema(
+          entity(
+            'PREF',
+            [],
+            [...fields, '{name: size, type: INTEGER, default: 3}'],
+            'singleRecord: true',
+          ),
+        ),
+        // Its record gets another id.
+        schema(
+          entity(
+            'PREF',
+            [],
+            [...fields, '{name: size, type: INTEGER, default: 3}'],
+            'singleRecord: true\n  lkValue: main',
+          ),
+        ),
+        // Back to a plain entity keyed by a new field.
+        schema(
+          entity(
+            'PREF',
+            ['id'],
+            [
+              '{name: id, type: STRING, default: main}',
+              ...fields,
+              '{name: size, type: INTEGER, default: 3}',
+            ],
+          ),
+        ),
+      ];
+      const database = dialect.fresh();
+      await withDriver(database, async (driver) => {
+        const [table] = tablesOf(steps[0]!);
+        await driver.open([table!], { migrations: [] });
+        await driver.insert(
+          table!,
+          [
+            { id: 'b', theme: 'light' },
+            { id: 'a', theme: 'dark' },
+          ],
+          1,
+        );
+      });
+      const migrations: MigrationScript[] = [];
+      const expected: [KeyValue, StoredFields][] = [
+        ['_singlerec_lk', { theme: 'dark' }],
+        ['_singlerec_lk', { theme: 'dark', size: 3 }],
+        ['main', { theme: 'dark', size: 3 }],
+        ['main', { id: 'main', theme: 'dark', size: 3 }],
+      ];
+      for (const [index, [id, record]] of expected.entries()) {
+        migrations.push(
+          migrationFor(dialect.name, steps[index]!, steps[index + 1]!, {
+            allowDataLoss: true,
+            existingMigrations: migrations.map((migration) => migration.id),
+          }),
+        );
+        const [table] = tablesOf(steps[index + 1]!);
+        await withDriver(database, async (driver) => {
+          await driver.open([table!], { migrations });
+          const rows = await driver.list(table!, { filters: [], orderBy: [] });
+          expect(rows.map((row) => row.record)).toEqual([record]);
+          expect((await driver.get(table!, [id]))?.record).toEqual(record);
+          expect(await driver.count(table!, { filters: [], orderBy: [] })).toBe(1);
+        });
+        await expectLayoutOf(database, [table!]);
+      }
     });
 
     describe('bookkeeping', () => {

@@ -47,6 +47,40 @@ describe('allowedMethods', () => {
     expect((await service.request('GET', '/data/category/tools')).status).toBe(200);
   });
 
+  it('OPTIONS and 405 list only the methods the configuration allows', async () => {
+    const collection = await service.request('OPTIONS', '/data/category');
+    expect(collection.status).toBe(200);
+    expect(collection.headers.get('allow')).toBe('POST');
+    expect(collection.body.data).toEqual({ allow: ['POST'] });
+    const record = await service.request('OPTIONS', '/data/category/tools');
+    expect(record.headers.get('allow')).toBe('GET, HEAD');
+    const wrong = await service.request('POST', '/data/category/tools', { body: { data: {} } });
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.get('allow')).toBe('GET, HEAD');
+    // An entity without restrictions still lists every method.
+    const product = await service.request('OPTIONS', '/data/product/a');
+    expect(product.headers.get('allow')).toBe('GET, HEAD, PUT, PATCH, DELETE');
+  });
+
+  it('OPTIONS of an unknown entity answers 404 like its other methods', async () => {
+    for (const path of [
+      '/data/nope',
+      '/data/nope/1',
+      '/entity/nope',
+      '/entity/nope/recordCounts',
+    ]) {
+      const response = await service.request('OPTIONS', path);
+      expect(response.status, path).toBe(404);
+      expect(response.body).toEqual({
+        status: 'error',
+        error: { reason: 'Entity NOPE not found' },
+      });
+    }
+    expect((await service.request('OPTIONS', '/entity/category')).headers.get('allow')).toBe(
+      'GET, HEAD',
+    );
+  });
+
   it('reports the effective configuration on /entity/{entity}', async () => {
     const response = await service.request('GET', '/entity/category');
     expect(response.body.data.restConfig).toEqual({

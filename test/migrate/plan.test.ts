@@ -264,6 +264,24 @@ const CASES: Record<string, Case> = {
     ),
     allowDataLoss: true,
   },
+  'becomes-single-record-without-key': {
+    before: schema(
+      entity('PREF', ['id'], ['{name: id, type: STRING}', '{name: theme, type: STRING}']),
+    ),
+    after: schema(entity('PREF', [], ['{name: theme, type: STRING}'], 'singleRecord: true')),
+    allowDataLoss: true,
+  },
+  'single-record-without-key-gains-a-field': {
+    before: schema(entity('PREF', [], ['{name: theme, type: STRING}'], 'singleRecord: true')),
+    after: schema(
+      entity(
+        'PREF',
+        [],
+        ['{name: theme, type: STRING}', '{name: size, type: INTEGER, default: 3}'],
+        'singleRecord: true',
+      ),
+    ),
+  },
   'index-added-and-removed': {
     before: one('{name: a, type: STRING, index: true}', '{name: b, type: DECIMAL}'),
     after: one('{name: a, type: STRING}', '{name: b, type: DECIMAL, index: true}'),

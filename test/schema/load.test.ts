@@ -216,7 +216,11 @@ describe('Gemini compatibility', () => {
   it('loads the Gemini fixture with zero diagnostics', () => {
     const text = readFileSync(GEMINI, 'utf8');
     const entities = loadValid({ file: 'schema.json', text });
-    expect(entities.map((loaded) => loaded.entity.name)).toEqual(['CATEGORY', 'PRODUCT']);
+    expect(entities.map((loaded) => loaded.entity.name)).toEqual([
+      'CATEGORY',
+      'PRODUCT',
+      'SINGLEREC',
+    ]);
     expect(entities.map((loaded) => loaded.document)).toEqual(JSON.parse(text));
     const [category, product] = entities.map((loaded) => loaded.entity);
     expect(category?.tree).toEqual({ enabled: true, parentField: 'parent' });
@@ -238,11 +242,29 @@ describe('Gemini compatibility', () => {
     expect(field('name')?.index).toBe(true);
   });
 
-  it('refuses a single-record entity without lk, which entity-gen cannot key', () => {
+  it('accepts a single-record entity without lk or key field, as Gemini declares one', () => {
     const text =
       'type: ENTITY\nentity:\n  name: S\n  singleRecord: true\n  fields:\n    - {name: a, type: STRING}\n';
+    const { entities, diagnostics } = loadSchemas([{ file: 's.yaml', text }]);
+    expect(diagnostics).toEqual([]);
+    expect(entities[0]?.entity.lk).toEqual([]);
+  });
+
+  it('says how to spell an lkValue that names an ENUM key value in another case', () => {
+    const text = [
+      'type: ENTITY',
+      'entity:',
+      '  name: MODE',
+      '  singleRecord: true',
+      '  lk: [mode]',
+      '  lkValue: dark',
+      '  fields:',
+      '    - {name: mode, type: ENUM, enums: [LIGHT, DARK]}',
+    ].join('\n');
     const { diagnostics } = loadSchemas([{ file: 's.yaml', text }]);
-    expect(diagnostics.map((d) => d.code)).toEqual(['SINGLE_RECORD']);
+    expect(diagnostics.map((d) => d.message)).toEqual([
+      `'lkValue' "dark" of entity MODE is not a valid ENUM for its key field 'mode'; write it as the schema spells it: 'DARK'`,
+    ]);
   });
 
   it('accepts Gemini habits: names in any case, default tree parent', () => {

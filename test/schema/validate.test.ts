@@ -116,13 +116,53 @@ describe('validation rules', () => {
       { given: entityWith([], ['  lkSeparator: "%?"']), want: ['5:16 INVALID_SEPARATOR'] },
     ],
     [
-      'single record with a composite key (its one id could not be split into two parts)',
+      'single record with a composite lk: accepted as Gemini does, addressed by lkValue alone',
       {
         given: entityWith(
           ['    - {name: part, type: STRING}'],
-          ['  singleRecord: true', '  lk: [id, part]', '  lkValue: only'],
+          ['  singleRecord: true', '  lk: [id, part]', '  lkValue: only~one'],
         ).replace('  lk: [id]\n', ''),
-        want: [expect.stringMatching(/ SINGLE_RECORD$/)],
+        want: [],
+      },
+    ],
+    [
+      'single record without lk or key field, as Gemini declares one',
+      {
+        given:
+          'type: ENTITY\nentity:\n  name: S\n  singleRecord: true\n  fields:\n    - {name: a, type: STRING}\n',
+        want: [],
+      },
+    ],
+    [
+      'single record whose ENUM key cannot hold lkValue',
+      {
+        given: [
+          'type: ENTITY',
+          'entity:',
+          '  name: MODE',
+          '  singleRecord: true',
+          '  lk: [mode]',
+          '  lkValue: AUTO',
+          '  fields:',
+          '    - {name: mode, type: ENUM, enums: [LIGHT, DARK]}',
+        ].join('\n'),
+        want: ['6:12 SINGLE_RECORD'],
+      },
+    ],
+    [
+      'single record whose SELECT key holds lkValue',
+      {
+        given: [
+          'type: ENTITY',
+          'entity:',
+          '  name: MODE',
+          '  singleRecord: true',
+          '  lk: [mode]',
+          '  lkValue: dark',
+          '  fields:',
+          '    - {name: mode, type: SELECT, select: {elems: [{value: light}, {value: dark}]}}',
+        ].join('\n'),
+        want: [],
       },
     ],
     [

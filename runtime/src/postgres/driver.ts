@@ -594,7 +594,9 @@ export class PostgresDriver implements StorageDriver {
     );
     const seen = new Set<string>();
     for (let i = 0; i < records.length; i++) {
-      const key = JSON.stringify(keyColumns.map((c) => normalizeKey(c.kind, records[i]![c.name])));
+      const key = JSON.stringify(
+        keyColumns.map((c) => normalizeKey(c.kind, valueOf(c, records[i]!))),
+      );
       if (seen.has(key) || existing.has(key)) return i;
       seen.add(key);
     }
@@ -779,9 +781,14 @@ function keyString(state: TableState, record: StoredFields): string {
   return JSON.stringify(
     state.keyIndexes.map((i) => {
       const column = state.columns[i]!;
-      return normalizeKey(column.kind, record[column.name]);
+      return normalizeKey(column.kind, valueOf(column, record));
     }),
   );
+}
+
+/** What a record holds in a column: its field, or the column's fixed value. */
+function valueOf(column: ColumnDescriptor, record: StoredFields): unknown {
+  return column.fixed ?? record[column.name];
 }
 
 /** A field value as a bound parameter (pg sends it as text; the statement gives its type). */
@@ -791,6 +798,7 @@ function toParam(table: string, column: ColumnDescriptor, value: unknown): unkno
 
 /** A field value as the text PostgreSQL parses for the column's type, or NULL. */
 function toText(table: string, column: ColumnDescriptor, value: unknown): string | null {
+  if (column.fixed !== undefined) return column.fixed;
   if (value === undefined || value === null) return null;
   switch (column.kind) {
     case 'json':
@@ -816,7 +824,7 @@ function toStored(state: TableState, row: Row): StoredRecord {
   const record: Record<string, unknown> = {};
   for (let i = 0; i < columns.length; i++) {
     const value = row[i];
-    if (value === null || value === undefined) continue;
+    if (value === null || value === undefined || columns[i]!.fixed !== undefined) continue;
     const name = columns[i]!.name;
     if (name === '__proto__') {
       Object.defineProperty(record, name, {

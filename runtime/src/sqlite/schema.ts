@@ -44,6 +44,8 @@ export class TableLayout {
   private readonly shadowSources: readonly number[];
   /** Field names that cannot be assigned with `record[name] = …`. */
   private readonly unsafeNames: readonly boolean[];
+  /** Columns that are not part of a record (`ColumnDescriptor.fixed`). */
+  private readonly hidden: readonly boolean[];
 
   constructor(readonly descriptor: TableDescriptor) {
     this.tableSql = quoteIdentifier(descriptor.table);
@@ -87,6 +89,7 @@ export class TableLayout {
     this.decoders = this.columns.map((c) => decoderFor(c.kind));
     this.keyEncoders = this.keyIndexes.map((i) => keyEncoderFor(this.columns[i]!.kind));
     this.unsafeNames = this.columns.map((c) => c.name === '__proto__');
+    this.hidden = this.columns.map((c) => c.fixed !== undefined);
   }
 
   /** `CREATE TABLE IF NOT EXISTS` for the table. */
@@ -190,11 +193,11 @@ export class TableLayout {
 
   /** A record from a raw row (fields in declared order; NULL columns omitted). */
   decode(row: readonly unknown[]): Record<string, unknown> {
-    const { columns, decoders, unsafeNames } = this;
+    const { columns, decoders, unsafeNames, hidden } = this;
     const record: Record<string, unknown> = {};
     for (let i = 0; i < columns.length; i++) {
       const value = row[i];
-      if (value === null || value === undefined) continue;
+      if (value === null || value === undefined || hidden[i]) continue;
       if (unsafeNames[i]) {
         Object.defineProperty(record, columns[i]!.name, {
           value: decoders[i]!(value),
@@ -222,6 +225,8 @@ function keyEncoderFor(kind: ColumnKind): Encoder {
 
 function encoderFor(table: string, column: ColumnDescriptor): Encoder {
   const what = `${table}.${column.name}`;
+  const { fixed } = column;
+  if (fixed !== undefined) return () => fixed;
   switch (column.kind) {
     case 'boolean':
       return (v) => {

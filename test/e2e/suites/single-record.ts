@@ -1,0 +1,184 @@
+/**
+ * End-to-end cases of a single-record entity declared the way Gemini declares one — no `lk`, no
+ * key field (SPEC §4.6) — on the `gemini` fixture's SINGLEREC, defined once and run against every
+ * storage driver: `single-record.test.ts` (SQLite) and `single-record.postgres.test.ts`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bootFixture, type BootedService } from '../../helpers/service.js';
+import type { MakeDriver } from './crud.js';
+
+/** The default `lkValue`: SINGLEREC declares none. */
+const ID = '_singlerec_lk';
+const RECORD = `/data/singlerec/${ID}`;
+
+/**
+ * Registers the cases under `describe(label)`; the service is generated into
+ * `test/output/e2e-single-record-<label>` and booted on a fresh driver from `makeDriver()`.
+ */
+export function describeSingleRecordSuite(label: string, makeDriver: MakeDriver): void {
+  describe(label, () => {
+    let service: BootedService;
+    beforeAll(async () => {
+      const driver = await makeDriver();
+      service = await bootFixture('gemini', {
+        folder: `e2e-single-record-${label}`,
+        ...(driver === undefined ? {} : { driver }),
+      });
+    });
+    afterAll(async () => {
+      // (undefined when beforeAll failed; its error is the one to report)
+      await service?.close();
+    });
+
+    it('lists zero records and reads 404 before the record exists', async () => {
+      const list = await service.request('GET', '/data/singlerec');
+      expect(list.status).toBe(200);
+      expect(list.body.data).toEqual([]);
+      const get = await service.request('GET', RECORD);
+      expect(get.status).toBe(404);
+      expect(get.body.error.reason).toBe(`EntityRecord with id ${ID} not found for SINGLEREC`);
+      const count = await service.request('GET', '/entity/singlerec/recordCounts');
+      expect(count.body.data).toEqual({ count: 0 });
+    });
+
+    it('PATCH creates the record when absent; the body holds only the declared fields', async () => {
+      const patch = await service.request('PATCH', RECORD, {
+        body: { data: { stringField: 'hello', enumField: 'e2' } },
+      });
+      expect(patch.status).toBe(200);
+      expect(patch.body.data).toEqual({ stringField: 'hello', enumField: 'E2' });
+      expect(patch.headers.get('etag')).toBe('"1"');
+      expect(patch.body.meta.lastUpdateTimeUnix).toBeGreaterThan(1_600_000_000_000);
+      const get = await service.request('GET', RECORD);
+      expect(get.status).toBe(200);
+      expect(get.body.data).toEqual({ stringField: 'hello', enumField: 'E2' });
+      expect(get.headers.get('etag')).toBe('"1"');
+    });
+
+    it('PATCH changes only the given fields; null removes one', async () => {
+      const patch = await service.request('PATCH', RECORD, {
+        body: { data: { booleanField: 'true', intField: '7', stringField: null } },
+      });
+      expect(patch.status).toBe(200);
+      expect(patch.body.data).toEqual({ enumField: 'E2', booleanField: true, intField: 7 });
+      expect(patch.headers.get('etag')).toBe('"2"');
+    });
+
+    it('PUT replaces the whole record: fields left out are removed', async () => {
+      const put = await service.request('PUT', RECORD, {
+        body: { data: { stringField: 'replaced' } },
+      });
+      expect(put.status).toBe(200);
+      expect(put.body.data).toEqual({ stringField: 'replaced' });
+      expect(put.headers.get('etag')).toBe('"3"');
+      expect((await service.request('GET', RECORD)).body.data).toEqual({ stringField: 'replaced' });
+    });
+
+    it('lists exactly the one record and counts it', async () => {
+      const list = await service.request('GET', '/data/SINGLEREC');
+      expect(list.body.data).toEqual([{ stringField: 'replaced' }]);
+      const filtered = await service.request('GET', '/data/singlerec?stringField=replaced');
+      expect(filtered.body.data).toEqual([{ stringField: 'replaced' }]);
+      const none = await service.request('GET', '/data/singlerec?stringField=other');
+      expect(none.body.data).toEqual([]);
+      const count = await service.request('GET', '/entity/singlerec/recordCounts');
+      expect(count.body.data).toEqual({ count: 1 });
+    });
+
+    it('pages: a page of one holds the record and says there is no more', async () => {
+      const first = await service.request('GET', '/data/singlerec?limit=1&orderBy=-intField');
+      expect(first.status).toBe(200);
+      expect(first.body.data).toEqual([{ stringField: 'replaced' }]);
+      expect(first.body.meta).toEqual({ start: 0, limit: 1 });
+      const skipped = await service.request('GET', '/data/singlerec?start=1&limit=5');
+      expect(skipped.body.data).toEqual([]);
+    });
+
+    it('answers 404 for any other id, on every method', async () => {
+      for (const id of ['other', '_singlerec_lk2', 'x~y', ID.toUpperCase()]) {
+        const path = `/data/singlerec/${encodeURIComponent(id)}`;
+        expect((await service.request('GET', path)).status).toBe(404);
+        const put = await service.request('PUT', path, { body: { data: { stringField: 'x' } } });
+        expect(put.status).toBe(404);
+        expect(put.body.error.reason).toBe(`EntityRecord with id ${id} not found for SINGLEREC`);
+        const patch = await service.request('PATCH', path, { body: { data: { intField: 1 } } });
+        expect(patch.status).toBe(404);
+      }
+      // Nothing was created under another id.
+      expect((await service.request('GET', '/data/singlerec')).body.data).toHaveLength(1);
+    });
+
+    it('answers 405 to POST and DELETE, and OPTIONS lists what is allowed', async () => {
+      const post = await service.request('POST', '/data/singlerec', {
+        body: { data: { stringField: 'x' } },
+      });
+      expect(post.status).toBe(405);
+      expect(post.headers.get('allow')).toBe('GET, HEAD');
+      expect(post.body.status).toBe('error');
+      expect(post.body.error.reason).toContain('single-record');
+      const del = await service.request('DELETE', RECORD);
+      expect(del.status).toBe(405);
+      expect(del.headers.get('allow')).toBe('GET, HEAD, PUT, PATCH');
+      const collection = await service.request('OPTIONS', '/data/singlerec');
+      expect(collection.status).toBe(200);
+      expect(collection.headers.get('allow')).toBe('GET, HEAD');
+      const record = await service.request('OPTIONS', RECORD);
+      expect(record.headers.get('allow')).toBe('GET, HEAD, PUT, PATCH');
+      expect((await service.request('GET', RECORD)).status).toBe(200);
+    });
+
+    it('refuses a key field or the storage key column in a body as unknown fields', async () => {
+      for (const name of ['id', '_eg_id']) {
+        const put = await service.request('PUT', RECORD, {
+          body: { data: { stringField: 'x', [name]: ID } },
+        });
+        expect(put.status).toBe(400);
+        expect(put.body.error.reason).toBe(`Field ${name} is not defined for Entity SINGLEREC`);
+      }
+      const invalid = await service.request('PATCH', RECORD, { body: { data: { intField: 'x' } } });
+      expect(invalid.status).toBe(400);
+      expect(invalid.body.error.reason).toBe(
+        'Unable to convert field intField - INTEGER - for value "x"',
+      );
+      expect((await service.request('GET', RECORD)).body.data).toEqual({ stringField: 'replaced' });
+    });
+
+    it('honours If-Match and If-None-Match', async () => {
+      const current = await service.request('GET', RECORD);
+      const etag = current.headers.get('etag')!;
+      const stale = await service.request('PATCH', RECORD, {
+        body: { data: { intField: 1 } },
+        headers: { 'If-Match': '"1"' },
+      });
+      expect(stale.status).toBe(412);
+      const fresh = await service.request('GET', RECORD, { headers: { 'If-None-Match': etag } });
+      expect(fresh.status).toBe(304);
+      const ok = await service.request('PATCH', RECORD, {
+        body: { data: { intField: 1 } },
+        headers: { 'If-Match': etag },
+      });
+      expect(ok.status).toBe(200);
+      expect(ok.body.data).toEqual({ stringField: 'replaced', intField: 1 });
+    });
+
+    it('shows the entity in /entity as written, without a key', async () => {
+      const response = await service.request('GET', '/entity/singlerec');
+      expect(response.status).toBe(200);
+      expect(response.body.data.schema).toEqual({
+        type: 'ENTITY',
+        entity: {
+          name: 'SINGLEREC',
+          singleRecord: true,
+          fields: [
+            { name: 'stringField', type: 'STRING' },
+            { name: 'enumField', type: 'ENUM', enums: ['E1', 'E2', 'E3'] },
+            { name: 'booleanField', type: 'BOOL' },
+            { name: 'intField', type: 'INTEGER' },
+          ],
+        },
+      });
+      const summary = await service.request('GET', '/summary');
+      expect(summary.body.data.entities.SINGLEREC.lastUpdateTimeUnix).toBeGreaterThan(0);
+    });
+  });
+}
