@@ -8,6 +8,7 @@ export default tseslint.config(
       '**/dist/**',
       'node_modules/**',
       'test/golden/**',
+      'test/codemod/cases/**',
       'test/output/**',
       'bench/output/**',
       'scratch/**',

@@ -10,6 +10,7 @@ import {
   describeConflict,
   describeMigrations,
   describePlan,
+  describeUserCode,
   summarizeCounts,
 } from './plan/report.js';
 import { loadSchemas, readSchemaSources } from './schema/index.js';
@@ -36,6 +37,8 @@ interface GenerationFlags {
   readonly driver?: DriverChoice;
   readonly restConfig?: string;
   readonly allowDataLoss?: boolean;
+  /** `--no-codemod` sets it false. */
+  readonly codemod?: boolean;
 }
 
 interface GenerateFlags extends GenerationFlags {
@@ -68,7 +71,10 @@ export function createProgram(io: Io): Command {
     .option('--force', 'overwrite generated files that were changed by hand')
     .option('--dry-run', 'print what would be created, updated and deleted; write nothing')
     .action(async (schemas: string[], flags: GenerateFlags) => {
-      const request = generationRequest(schemas, flags, flags.force === true);
+      const request = {
+        ...generationRequest(schemas, flags, flags.force === true),
+        userCodeCheck: 'changes' as const,
+      };
       const prepared = await prepareGeneration(request);
       if (reportDiagnostics(prepared.diagnostics, io) || prepared.plan === undefined) return;
       const plan = prepared.plan;
@@ -96,10 +102,11 @@ export function createProgram(io: Io): Command {
       );
       for (const file of plan.files) {
         if (file.action === 'delete' && file.forced !== true)
-          io.out(`  deleted  ${file.path} (no longer generated)\n`);
+          io.out(`  deleted  ${file.path} (${file.reason ?? 'no longer generated'})\n`);
       }
       for (const conflict of plan.conflicts) io.out(`  ${describeConflict(conflict, false)}\n`);
       for (const line of describeMigrations(plan)) io.out(`${line}\n`);
+      for (const line of describeUserCode(plan)) io.out(`${line}\n`);
       for (const note of plan.notes) io.out(`note: ${note}\n`);
     });
 
@@ -120,8 +127,15 @@ export function createProgram(io: Io): Command {
       return;
     const plan = prepared.plan;
     if (isUpToDate(plan)) {
-      io.out(`${request.outputDir} is up to date.\n`);
+      const problems = plan.userCode?.problems.length ?? 0;
+      io.out(
+        problems === 0
+          ? `${request.outputDir} is up to date.\n`
+          : `${request.outputDir} is up to date, but your own code does not compile against it.\n`,
+      );
+      for (const line of describeUserCode(plan)) io.out(`${line}\n`);
       for (const note of plan.notes) io.out(`note: ${note}\n`);
+      if (problems > 0) process.exitCode = EXIT_INVALID;
       return;
     }
     const counts = countPlan(plan);
@@ -191,7 +205,11 @@ function withGenerationOptions(command: Command): Command {
         .choices(DRIVER_CHOICES)
         .default(undefined, 'both'),
     )
-    .option('--allow-data-loss', 'allow migrations that drop stored data (columns, tables)');
+    .option('--allow-data-loss', 'allow migrations that drop stored data (columns, tables)')
+    .option(
+      '--no-codemod',
+      'leave your own files (src/hooks, src/server.ts, …) as they are when the schema renames something',
+    );
 }
 
 function generationRequest(
@@ -207,6 +225,7 @@ function generationRequest(
     ...(flags.driver === undefined ? {} : { driver: flags.driver }),
     force,
     allowDataLoss: flags.allowDataLoss === true,
+    codemod: flags.codemod !== false,
   };
 }
 

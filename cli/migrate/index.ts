@@ -32,9 +32,36 @@ export interface MigrationOptions {
   readonly previousSchemaFile?: string;
 }
 
+/**
+ * A rename the schema change applies (`renamedFrom`), with the names the generated code used
+ * before and uses after, for rewriting the user's own code (cli/codemod).
+ */
+export interface SchemaRename {
+  /** `entity`: the entity itself is renamed; `field`: one of its top-level fields. */
+  readonly kind: 'entity' | 'field';
+  readonly old: EntityNames;
+  readonly new: EntityNames;
+  /** For a field rename: its old and new name. */
+  readonly field?: { readonly old: string; readonly new: string };
+}
+
+/** The names the generated code gives an entity. */
+export interface EntityNames {
+  /** As written in the schema, e.g. `ORDER_LINE`. */
+  readonly name: string;
+  /** Record type and type-name stem, e.g. `OrderLine`. */
+  readonly typeName: string;
+  /** e.g. `orderLine` (the hooks constant is `orderLineHooks`). */
+  readonly camelName: string;
+  /** Folder and hooks file name, e.g. `order-line`. */
+  readonly fileName: string;
+}
+
 export interface MigrationPlan {
   /** The new migration's two files (paths under `migrations/`), or none when storage does not change or there are diagnostics. */
   readonly files: { path: string; contents: string }[];
+  /** Entity and field renames of the change, entity renames first; also when no SQL is needed. */
+  readonly renames: SchemaRename[];
   /** What the migration does, in order; destructive steps lose data. */
   readonly steps: MigrationStep[];
   /** Changes that are refused (or impossible), located in the schema. */
@@ -56,13 +83,15 @@ export function planMigrations(
   model: SchemaModel,
   options: MigrationOptions,
 ): MigrationPlan {
-  if (previousSchema === undefined) return { files: [], steps: [], diagnostics: [] };
+  if (previousSchema === undefined) return { files: [], renames: [], steps: [], diagnostics: [] };
   const previous = loadPrevious(
     previousSchema,
     options.previousSchemaFile ?? DEFAULT_PREVIOUS_FILE,
   );
-  if ('diagnostics' in previous) return { files: [], steps: [], diagnostics: previous.diagnostics };
+  if ('diagnostics' in previous)
+    return { files: [], renames: [], steps: [], diagnostics: previous.diagnostics };
   const diff = diffModels(previous.entities, model, options.allowDataLoss);
+  const renames = renamesOf(diff.entities);
   const steps = [...diff.steps];
   const diagnostics = sortDiagnostics(diff.diagnostics);
   // Only changes with SQL (an index flag on the first key column, say, has none).
@@ -72,7 +101,7 @@ export function planMigrations(
       (sqliteStatements(change).length > 0 || postgresStatements(change).length > 0),
   );
   if (diagnostics.length > 0 || changes.length === 0) {
-    return { files: [], steps: changes.length === 0 ? [] : steps, diagnostics };
+    return { files: [], renames, steps: changes.length === 0 ? [] : steps, diagnostics };
   }
   const bodies = new Map(DIALECTS.map((dialect) => [dialect, body(dialect, changes)]));
   const hash = sha256(DIALECTS.map((dialect) => bodies.get(dialect)!).join('\n')).slice(0, 8);
@@ -81,7 +110,28 @@ export function planMigrations(
     path: `${MIGRATIONS_DIR}/${id}.${dialect}.sql`,
     contents: header(id, dialect, previous.hash, model, steps) + bodies.get(dialect)!,
   }));
-  return { files, steps, diagnostics: [] };
+  return { files, renames, steps, diagnostics: [] };
+}
+
+/** The entity renames, then the field renames, of a diff. */
+function renamesOf(diffs: readonly EntityDiff[]): SchemaRename[] {
+  const entities: SchemaRename[] = [];
+  const fields: SchemaRename[] = [];
+  for (const diff of diffs) {
+    if (diff.kind !== 'alter') continue;
+    const names = { old: namesOf(diff.old), new: namesOf(diff.new) };
+    if (diff.old.name !== diff.new.name) entities.push({ kind: 'entity', ...names });
+    for (const kept of diff.kept) {
+      if (kept.old.name === kept.new.name) continue;
+      fields.push({ kind: 'field', ...names, field: { old: kept.old.name, new: kept.new.name } });
+    }
+  }
+  return [...entities, ...fields];
+}
+
+function namesOf(entity: EntityModel): EntityNames {
+  const { name, typeName, camelName, fileName } = entity;
+  return { name, typeName, camelName, fileName };
 }
 
 /** The previous model, re-loaded and re-normalized exactly like a schema file. */

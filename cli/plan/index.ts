@@ -26,6 +26,8 @@ import {
   renderManifest,
   type Manifest,
 } from '../manifest/index.js';
+import type { UserCodeResult } from '../codemod/index.js';
+import type { SchemaRename } from '../migrate/index.js';
 import type { SchemaModel } from '../model/types.js';
 import {
   MIGRATIONS_DIR,
@@ -79,6 +81,8 @@ export interface PlannedFile {
   readonly contents?: string;
   /** Set when the action overrides a conflict because of `--force`. */
   readonly forced?: boolean;
+  /** Why a user file changes: it follows a rename of the schema (see `withUserCode`). */
+  readonly reason?: string;
 }
 
 /** A file a run would have to overwrite or delete although the generator may not. */
@@ -103,6 +107,10 @@ export interface Plan {
   readonly diagnostics: readonly Diagnostic[];
   /** Changes the new migration files make to stored data. */
   readonly migrationSteps: readonly MigrationStep[];
+  /** Entity and field renames of the schema change, which the user's code follows. */
+  readonly renames: readonly SchemaRename[];
+  /** What happens to the user's own code (rewrites for renames, type errors); see cli/codemod. */
+  readonly userCode?: UserCodeResult;
   /** Things worth telling that block nothing (orphaned hooks files, legacy output). */
   readonly notes: readonly string[];
 }
@@ -223,7 +231,48 @@ export function planOutput(
     blocked: conflicts.length > 0 && !options.force,
     diagnostics: [],
     migrationSteps: migrations.steps,
+    renames: migrations.renames,
     notes,
+  };
+}
+
+/**
+ * Adds what the user-code pass decided to a plan: rewritten user files become updates, a moved
+ * hooks file is deleted at its old place and written at its new one (instead of the starter file
+ * the generation would create there).
+ */
+export function withUserCode(plan: Plan, userCode: UserCodeResult): Plan {
+  if (userCode.edits.length === 0) return { ...plan, userCode };
+  const touched = new Set(userCode.edits.flatMap((edit) => [edit.from, edit.path]));
+  const before = new Map(plan.files.map((file) => [file.path, file]));
+  const files = plan.files.filter((file) => !touched.has(file.path));
+  for (const edit of userCode.edits) {
+    const moved = edit.from !== edit.path;
+    if (moved) {
+      files.push({
+        path: edit.from,
+        action: 'delete',
+        owner: 'user',
+        reason: `moved to ${edit.path}`,
+      });
+    }
+    const existing = moved ? before.get(edit.path)?.action === 'keep' : true;
+    files.push({
+      path: edit.path,
+      action: existing ? 'update' : 'create',
+      owner: 'user',
+      contents: edit.contents,
+      reason: moved ? `moved from ${edit.from}, follows the renames` : 'follows the renames',
+    });
+  }
+  const moved = new Set(
+    userCode.edits.filter((edit) => edit.from !== edit.path).map((edit) => edit.from),
+  );
+  return {
+    ...plan,
+    files: files.sort((a, b) => comparePaths(a.path, b.path)),
+    notes: plan.notes.filter((note) => ![...moved].some((path) => note.startsWith(`${path} `))),
+    userCode,
   };
 }
 
@@ -259,6 +308,7 @@ function failed(diagnostics: readonly Diagnostic[]): Plan {
     blocked: true,
     diagnostics,
     migrationSteps: [],
+    renames: [],
     notes: [],
   };
 }

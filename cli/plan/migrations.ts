@@ -1,6 +1,6 @@
 import type { Diagnostic } from '../diagnostics.js';
 import { MANIFEST_PATH } from '../manifest/index.js';
-import { planMigrations } from '../migrate/index.js';
+import { planMigrations, type SchemaRename } from '../migrate/index.js';
 import type { SchemaModel } from '../model/types.js';
 import type { JsonValue } from '../schema/types.js';
 
@@ -19,6 +19,8 @@ export interface MigrationPlan {
   /** New migration files, with paths relative to the output folder (`migrations/…`). */
   readonly files: readonly { readonly path: string; readonly contents: string }[];
   readonly steps: readonly MigrationStep[];
+  /** Entity and field renames of the schema change, for the user's code. */
+  readonly renames: readonly SchemaRename[];
   /** Problems that stop the generation (e.g. a destructive change without --allow-data-loss). */
   readonly diagnostics: readonly Diagnostic[];
 }
@@ -51,6 +53,7 @@ export function planMigrationFiles(
       contents: file.contents,
     })),
     steps: planned.steps,
+    renames: planned.renames,
     diagnostics: planned.diagnostics,
   };
 }

@@ -5,7 +5,7 @@ import { generatorVersion } from '../generate/paths.js';
 import { MANIFEST_PATH } from '../manifest/index.js';
 import type { SchemaModel } from '../model/types.js';
 import { readSchemaSources, type SchemaSource } from '../schema/index.js';
-import { planOutput, type Plan } from './index.js';
+import { isUpToDate, planOutput, withUserCode, type Plan } from './index.js';
 import { readOutputSnapshot } from './snapshot.js';
 
 /** A generation as the CLI's `generate`, `check` and `dev` commands describe it. */
@@ -21,6 +21,13 @@ export interface GenerationRequest {
   readonly force: boolean;
   /** Allow migrations that lose data. */
   readonly allowDataLoss: boolean;
+  /** Rewrite the user's files for renames (default true; `--no-codemod` turns it off). */
+  readonly codemod?: boolean;
+  /**
+   * `changes` (what `generate` does): look at the user's code only when the generation changes
+   * something, since it was checked when the folder was last written; `always` (`check`).
+   */
+  readonly userCodeCheck?: 'always' | 'changes';
 }
 
 /** The plan of a generation, or the diagnostics that prevent one. */
@@ -58,11 +65,23 @@ export async function prepareGeneration(request: GenerationRequest): Promise<Pre
     resolve(request.outputDir),
     result.files.map((file) => file.path),
   );
-  const plan = planOutput({ files: result.files, model: result.model }, snapshot, {
+  let plan = planOutput({ files: result.files, model: result.model }, snapshot, {
     force: request.force,
     allowDataLoss: request.allowDataLoss,
     generatorVersion: generatorVersion(),
   });
+  const unchanged = request.userCodeCheck === 'changes' && isUpToDate(plan);
+  if (plan.diagnostics.length === 0 && !unchanged) {
+    const { planUserCode } = await import('../codemod/index.js');
+    const userCode = await planUserCode({
+      outputDir: resolve(request.outputDir),
+      generated: result.files,
+      renames: plan.renames,
+      changes: plan.migrationSteps.map((step) => step.description),
+      codemod: request.codemod ?? true,
+    });
+    plan = withUserCode(plan, userCode);
+  }
   const diagnostics = plan.diagnostics.map((diagnostic) =>
     diagnostic.file === MANIFEST_PATH
       ? { ...diagnostic, file: join(request.outputDir, MANIFEST_PATH).split('\\').join('/') }

@@ -1,3 +1,4 @@
+import { formatDiagnostic } from '../diagnostics.js';
 import type { Conflict, FileAction, Plan } from './index.js';
 
 /** Counts of what a plan does, for one-line summaries. */
@@ -40,6 +41,8 @@ export function describePlan(plan: Plan): string[] {
   for (const file of plan.files) {
     const conflict = conflicts.get(file.path);
     if (conflict !== undefined) lines.push(`  ${describeConflict(conflict, plan.blocked)}`);
+    else if (file.reason !== undefined)
+      lines.push(`  ${file.action.padEnd(8)} ${file.path} (yours; ${file.reason})`);
     else if (file.action === 'create' && file.owner === 'user')
       lines.push(`  create   ${file.path} (yours from now on)`);
     else if (file.action === 'create' || file.action === 'update')
@@ -47,7 +50,34 @@ export function describePlan(plan: Plan): string[] {
     else if (file.action === 'delete') lines.push(`  delete   ${file.path} (no longer generated)`);
   }
   lines.push(...describeMigrations(plan));
+  lines.push(...describeUserCode(plan));
   for (const note of plan.notes) lines.push(`note: ${note}`);
+  return lines;
+}
+
+/**
+ * What happens to the user's own files: each rewritten place (`file:line: old → new`), files the
+ * rewrite had to leave alone, and the type errors that remain against the new generated code.
+ */
+export function describeUserCode(plan: Plan): string[] {
+  const userCode = plan.userCode;
+  if (userCode === undefined) return [];
+  const lines: string[] = [];
+  if (userCode.rewrites.length > 0) {
+    lines.push(
+      `Your code follows the renames (${userCode.rewrites.length} ${userCode.rewrites.length === 1 ? 'change' : 'changes'}):`,
+    );
+    for (const rewrite of userCode.rewrites) lines.push(`  ${rewrite}`);
+  }
+  for (const skipped of userCode.skipped) lines.push(`warning: ${formatDiagnostic(skipped)}`);
+  if (userCode.problems.length > 0) {
+    lines.push(
+      `Your code does not compile against the generated code (${userCode.problems.length} ${userCode.problems.length === 1 ? 'error' : 'errors'}):`,
+    );
+    for (const problem of userCode.problems) lines.push(formatDiagnostic(problem));
+  }
+  if (userCode.notChecked !== undefined)
+    lines.push(`note: your code was not type-checked: ${userCode.notChecked}.`);
   return lines;
 }
 

@@ -8,7 +8,7 @@
  * is set.
  */
 import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
@@ -451,6 +451,20 @@ export const orderHooks: EntityHooks<Order> = {
 };
 `;
 
+/**
+ * A user-written hooks file for CUSTOMER that reads the field the history renames (name →
+ * fullName) of the entity it renames (CUSTOMER → CLIENT): the codemod carries it along.
+ */
+const CUSTOMER_HOOKS = `import type { EntityHooks } from '@entity-gen/runtime';
+import type { Customer } from '../entities/customer/types.js';
+
+export const customerHooks: EntityHooks<Customer> = {
+  afterInsert(record, ctx) {
+    ctx.set('X-Customer-Name', record.name);
+  },
+};
+`;
+
 /** Runs the CLI in this process (fast) with captured output; returns its exit code. */
 async function runCli(
   args: readonly string[],
@@ -503,6 +517,31 @@ for (const target of cliTargets) {
         expect(await readFile(hooksFile, 'utf8'), `${label}: the hook file is untouched`).toBe(
           ORDER_HOOKS,
         );
+        // The CUSTOMER hooks follow the renames of the history (see CUSTOMER_HOOKS).
+        const customerHooks = join(out, 'src', 'hooks', 'customer.ts');
+        const clientHooks = join(out, 'src', 'hooks', 'client.ts');
+        if (index === 0) await writeFile(customerHooks, CUSTOMER_HOOKS);
+        const renamedField = step.schema.includes('name: fullName');
+        const renamedEntity = step.schema.includes('name: CLIENT');
+        expect(existsSync(renamedEntity ? customerHooks : clientHooks), label).toBe(false);
+        const hooksText = await readFile(renamedEntity ? clientHooks : customerHooks, 'utf8');
+        expect(hooksText, `${label}: customer hooks`).toContain(
+          `record.${renamedField ? 'fullName' : 'name'})`,
+        );
+        if (renamedEntity)
+          expect(hooksText, label).toContain('export const clientHooks: EntityHooks<Client>');
+        if (!step.schema.includes('name: PRODUCT') && index > 1) {
+          // Its hooks file is yours, so it stays, imports types that are gone, and is reported;
+          // the user deletes it, as the note says.
+          const orphan = 'src/hooks/product.ts';
+          if (existsSync(join(out, orphan))) {
+            expect(generated.out, label).toContain(`note: ${orphan} belongs to no entity`);
+            expect(generated.out, label).toMatch(
+              /src\/hooks\/product\.ts:\d+:\d+: Cannot find module '\.\.\/entities\/product\/types\.js'/,
+            );
+            await rm(join(out, orphan));
+          }
+        }
         const check = await runCli(['check', schemaFile, '-o', out, ...flags]);
         expect(check.code, `${label}: check ${check.out}${check.err}`).toBe(0);
         const again = await runCli(['generate', schemaFile, '-o', out, ...flags]);
@@ -526,9 +565,18 @@ for (const target of cliTargets) {
               `${label}: afterInsert hook`,
             ).not.toBeNull();
           }
+          for (const entity of ['CUSTOMER', 'CLIENT']) {
+            const row = step.insert?.[entity]?.at(-1); // the hook runs for each; the last sets it
+            if (row === undefined) continue;
+            expect(
+              inserted(entity)?.headers.get('x-customer-name'),
+              `${label}: the customer hook, renamed along, runs`,
+            ).toBe(row['fullName'] ?? row['name']);
+          }
         });
       }
-    });
+      // Each step that changes the service type-checks the user's files in process (ts-morph).
+    }, 300_000);
   });
 }
 

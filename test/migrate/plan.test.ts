@@ -356,13 +356,51 @@ describe('planMigrations: when and how files are written', () => {
   it('plans nothing on the first generation (the service creates its tables)', () => {
     expect(
       planMigrations(undefined, modelOf(before), { allowDataLoss: false, existingMigrations: [] }),
-    ).toEqual({ files: [], steps: [], diagnostics: [] });
+    ).toEqual({ files: [], renames: [], steps: [], diagnostics: [] });
   });
 
   it('plans nothing when storage does not change', () => {
     const described = before.replace('type: STRING}', 'type: STRING, description: Hello}');
-    expect(planBetween(before, described)).toEqual({ files: [], steps: [], diagnostics: [] });
-    expect(planBetween(before, before)).toEqual({ files: [], steps: [], diagnostics: [] });
+    expect(planBetween(before, described)).toEqual({
+      files: [],
+      renames: [],
+      steps: [],
+      diagnostics: [],
+    });
+    expect(planBetween(before, before)).toEqual({
+      files: [],
+      renames: [],
+      steps: [],
+      diagnostics: [],
+    });
+  });
+
+  it('lists the entity and field renames, also when no SQL changes', () => {
+    const before = schema(
+      entity('A', ['id'], ['{name: id, type: STRING}', '{name: x, type: STRING}']),
+    );
+    const after = schema(
+      entity(
+        'ORDER_LINE',
+        ['id'],
+        ['{name: id, type: STRING}', '{name: y, type: STRING, renamedFrom: x}'],
+        'renamedFrom: A',
+      ),
+    );
+    const names = (name: string, typeName: string, camelName: string, fileName: string) => ({
+      name,
+      typeName,
+      camelName,
+      fileName,
+    });
+    const renames = {
+      old: names('A', 'A', 'a', 'a'),
+      new: names('ORDER_LINE', 'OrderLine', 'orderLine', 'order-line'),
+    };
+    expect(planBetween(before, after).renames).toEqual([
+      { kind: 'entity', ...renames },
+      { kind: 'field', ...renames, field: { old: 'x', new: 'y' } },
+    ]);
   });
 
   it('treats an empty previous schema as "no entities"', () => {

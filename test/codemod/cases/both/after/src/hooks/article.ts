@@ -1,0 +1,27 @@
+// Reads and writes PRODUCT.price, which the schema renames to cost.
+import type { EntityHooks } from '@entity-gen/runtime';
+import type { Article } from '../entities/article/types.js';
+import { discounted } from '../lib/pricing.js';
+
+/** An unrelated type with a property of the same name: left alone. */
+interface Quote {
+  price: number;
+}
+const quote: Quote = { price: 10 };
+/** A local variable named like the new field: destructuring keeps its own name. */
+const cost = 2;
+
+export function cheap(product: Article): boolean {
+  const { cost: price } = product;
+  return Number(price) + cost < quote.price;
+}
+
+export const articleHooks: EntityHooks<Article> = {
+  beforeInsert(record) {
+    if (record.cost === undefined) return { ...record, cost: '1' };
+    return { ...record, cost: discounted(record) };
+  },
+  afterUpdate(record, previous, ctx) {
+    if (record.cost !== previous.cost) ctx.set('X-Price-Changed', 'true');
+  },
+};

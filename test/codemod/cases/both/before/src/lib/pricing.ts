@@ -1,0 +1,8 @@
+import type { Product, ProductInput, ProductPatch } from '../entities/product/types.js';
+
+export function discounted(product: Product): string {
+  return (Number(product.price ?? 0) * 0.9).toFixed(2);
+}
+
+export const sample: ProductInput = { code: 'p1', price: 12 };
+export const patch: ProductPatch = { price: null };
