@@ -36,6 +36,7 @@ interface GenerationFlags {
   readonly runtimeSpec?: string;
   readonly driver?: DriverChoice;
   readonly restConfig?: string;
+  readonly access?: string;
   readonly allowDataLoss?: boolean;
   /** `--no-codemod` sets it false. */
   readonly codemod?: boolean;
@@ -197,6 +198,10 @@ function withGenerationOptions(command: Command): Command {
       '--rest-config <file>',
       'REST configuration (allowed methods, paging, ordering) to bake into the service',
     )
+    .option(
+      '--access <file>',
+      'access rules (roles per entity and method, owner rows) to bake into the service',
+    )
     .addOption(
       new Option(
         '--driver <driver>',
@@ -221,6 +226,7 @@ function generationRequest(
     schemaFiles: schemas.map(displayPath),
     outputDir: displayPath(flags.out),
     ...(flags.restConfig === undefined ? {} : { restConfigFile: displayPath(flags.restConfig) }),
+    ...(flags.access === undefined ? {} : { accessFile: displayPath(flags.access) }),
     ...(flags.runtimeSpec === undefined ? {} : { runtimeSpec: flags.runtimeSpec }),
     ...(flags.driver === undefined ? {} : { driver: flags.driver }),
     force,
@@ -234,6 +240,7 @@ function emitOptionsOf(request: GenerationRequest): Parameters<typeof regenerate
     schemaFiles: request.schemaFiles,
     outputDir: request.outputDir,
     ...(request.restConfigFile === undefined ? {} : { restConfigFile: request.restConfigFile }),
+    ...(request.accessFile === undefined ? {} : { accessFile: request.accessFile }),
     ...(request.runtimeSpec === undefined ? {} : { runtimeSpec: request.runtimeSpec }),
     ...(request.driver === undefined ? {} : { driver: request.driver }),
   };

@@ -84,6 +84,7 @@ class DevSession {
     const inputs = [
       ...this.request.schemaFiles,
       ...(this.request.restConfigFile === undefined ? [] : [this.request.restConfigFile]),
+      ...(this.request.accessFile === undefined ? [] : [this.request.accessFile]),
     ];
     this.say(
       `watching ${inputs.join(', ')}; the service runs from ${this.request.outputDir}. Ctrl-C stops.`,

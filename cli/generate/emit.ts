@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Handlebars from 'handlebars';
+import type { EntityAccess } from '../access/index.js';
 import type { EntityModel, FieldModel, SchemaModel, TypeModel } from '../model/types.js';
 import type { JsonValue } from '../schema/types.js';
 import { DEFAULT_ENTITY_REST_CONFIG, type EntityRestConfig } from '../restconfig/index.js';
@@ -58,6 +59,7 @@ export function emitService(
   model: SchemaModel,
   options: EmitOptions,
   restConfigs: ReadonlyMap<string, EntityRestConfig> = new Map(),
+  access?: ReadonlyMap<string, EntityAccess>,
 ): EmittedFile[] {
   const restConfigOf = (entity: EntityModel): EntityRestConfig =>
     restConfigs.get(entity.name) ?? DEFAULT_ENTITY_REST_CONFIG;
@@ -84,7 +86,9 @@ export function emitService(
       },
       {
         path: `${dir}/routes.ts`,
-        contents: templates.entityRoutes(routesView(entity, restConfigOf(entity))),
+        contents: templates.entityRoutes(
+          routesView(entity, restConfigOf(entity), access?.get(entity.name)),
+        ),
         sources,
         owner,
       },
@@ -124,6 +128,10 @@ export function emitService(
         sourceList: all.map((file) => `\`${file}\``).join(', '),
         command: regenerateCommand(options),
         entities: model.entities.map(readmeEntityView),
+        access:
+          access === undefined || options.accessFile === undefined
+            ? undefined
+            : readmeAccessView(model, access, options.accessFile),
       }),
       sources: all,
       owner,
@@ -245,10 +253,15 @@ const HANDLERS: readonly HandlerSpec[] = [
 ];
 
 /** What the routes template reads: the handlers the REST configuration allows, laid out. */
-function routesView(entity: EntityModel, config: EntityRestConfig): object {
+function routesView(
+  entity: EntityModel,
+  config: EntityRestConfig,
+  access: EntityAccess | undefined,
+): object {
   const allowed = new Set<string>(config.allowedMethods);
   const restConfigName = `${entity.camelName}RestConfig`;
   const imports = new Set(['type DataRoutes', 'type RestConfig']);
+  if (access !== undefined) imports.add('type AccessRules');
   const handlers: Record<string, string> = {};
   for (const spec of HANDLERS) {
     const handler = allowed.has(spec.method)
@@ -279,6 +292,19 @@ function routesView(entity: EntityModel, config: EntityRestConfig): object {
         jsonLiteral(config as unknown as JsonValue),
       ),
     ),
+    accessDeclaration:
+      access === undefined
+        ? undefined
+        : printDoc(
+            declaration(
+              `export const ${entity.camelName}Access: AccessRules`,
+              jsonLiteral({
+                ...access.methods,
+                ...(access.owner === undefined ? {} : { owner: access.owner }),
+              }),
+            ),
+          ),
+    ownerField: access?.owner,
     handlers,
   };
 }
@@ -315,6 +341,32 @@ function serviceDeclarations(
     ]),
   );
   return { tablesDeclaration: printDoc(tables), serviceDeclaration: printDoc(service) };
+}
+
+/** The access table of the README: roles per entity and method, as code. */
+function readmeAccessView(
+  model: SchemaModel,
+  access: ReadonlyMap<string, EntityAccess>,
+  file: string,
+): object {
+  const roles = (list: readonly string[]): string =>
+    list.length === 0 ? 'nobody' : list.map((role) => `\`${role}\``).join(', ');
+  const entities = model.entities.map((entity) => {
+    const rules = access.get(entity.name);
+    return {
+      name: entity.name,
+      GET_LIST: roles(rules?.methods.GET_LIST ?? []),
+      GET_BYID: roles(rules?.methods.GET_BYID ?? []),
+      NEW: roles(rules?.methods.NEW ?? []),
+      UPDATE: roles(rules?.methods.UPDATE ?? []),
+      DELETE: roles(rules?.methods.DELETE ?? []),
+      owner: rules?.owner === undefined ? '' : `\`${rules.owner}\``,
+    };
+  });
+  const example =
+    model.entities.find((entity) => access.get(entity.name)?.owner !== undefined) ??
+    model.entities[0];
+  return { file, entities, example: example?.pathName ?? '' };
 }
 
 function readmeEntityView(entity: EntityModel): object {

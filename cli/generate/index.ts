@@ -1,3 +1,4 @@
+import { loadAccess, type AccessSource } from '../access/index.js';
 import type { Diagnostic } from '../diagnostics.js';
 import { normalize } from '../model/normalize.js';
 import type { SchemaModel } from '../model/types.js';
@@ -47,6 +48,7 @@ export async function generate(
   sources: readonly SchemaSource[],
   options: EmitOptions,
   restConfig?: RestConfigSource,
+  accessFile?: AccessSource,
 ): Promise<GenerateResult> {
   const loaded = loadSchemas(sources);
   if (loaded.diagnostics.length > 0)
@@ -56,9 +58,15 @@ export async function generate(
   const rest = loadRestConfig(restConfig, model);
   if (rest.diagnostics.length > 0)
     return { files: [], diagnostics: rest.diagnostics, model: undefined };
-  const emitOptions =
-    restConfig === undefined ? options : { ...options, restConfigFile: restConfig.file };
-  const emitted = emitService(model, emitOptions, rest.configs);
+  const access = loadAccess(accessFile, model);
+  if (access.diagnostics.length > 0)
+    return { files: [], diagnostics: access.diagnostics, model: undefined };
+  const emitOptions = {
+    ...options,
+    ...(restConfig === undefined ? {} : { restConfigFile: restConfig.file }),
+    ...(accessFile === undefined ? {} : { accessFile: accessFile.file }),
+  };
+  const emitted = emitService(model, emitOptions, rest.configs, access.access);
   const files = emitted.map((file) => ({
     path: file.path,
     contents: finishFile(

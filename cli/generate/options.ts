@@ -13,6 +13,8 @@ export interface EmitOptions {
   readonly driver?: DriverChoice;
   /** The REST configuration file as the user named it, when one was given. */
   readonly restConfigFile?: string;
+  /** The access file as the user named it, when one was given. */
+  readonly accessFile?: string;
 }
 
 /** Which database clients the generated package.json pulls in. */
@@ -31,7 +33,9 @@ export function regenerateCommand(options: EmitOptions): string {
     options.restConfigFile === undefined
       ? ''
       : ` --rest-config ${shellWord(options.restConfigFile)}`;
-  return `npx entity-gen generate ${schemas} -o ${shellWord(options.outputDir)}${rest}${runtime}${driver}`;
+  const access =
+    options.accessFile === undefined ? '' : ` --access ${shellWord(options.accessFile)}`;
+  return `npx entity-gen generate ${schemas} -o ${shellWord(options.outputDir)}${rest}${access}${runtime}${driver}`;
 }
 
 function shellWord(word: string): string {

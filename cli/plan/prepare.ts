@@ -15,6 +15,8 @@ export interface GenerationRequest {
   /** The output folder, as the user named it. */
   readonly outputDir: string;
   readonly restConfigFile?: string;
+  /** The access file (roles per entity and method), as the user named it. */
+  readonly accessFile?: string;
   readonly runtimeSpec?: string;
   readonly driver?: DriverChoice;
   /** Overwrite generator files changed by hand. */
@@ -50,6 +52,12 @@ export async function prepareGeneration(request: GenerationRequest): Promise<Pre
     if (rest.diagnostics.length > 0) return { diagnostics: rest.diagnostics };
     restConfig = rest.sources[0];
   }
+  let access: SchemaSource | undefined;
+  if (request.accessFile !== undefined) {
+    const read = await readSchemaSources([request.accessFile]);
+    if (read.diagnostics.length > 0) return { diagnostics: read.diagnostics };
+    access = read.sources[0];
+  }
   const result = await generate(
     read.sources,
     {
@@ -59,6 +67,7 @@ export async function prepareGeneration(request: GenerationRequest): Promise<Pre
       ...(request.driver === undefined ? {} : { driver: request.driver }),
     },
     restConfig,
+    access,
   );
   if (result.model === undefined) return { diagnostics: result.diagnostics };
   const snapshot = await readOutputSnapshot(

@@ -6,6 +6,7 @@ import type { EntityModel } from '../model/types.js';
 import type { MapEntry, MapNode, SchemaNode } from '../schema/node.js';
 import type { Position } from '../schema/report.js';
 import { suggestionSuffix } from '../schema/suggest.js';
+import { describeNode } from '../schema/values.js';
 import type { RestReporter } from './report.js';
 import {
   DEFAULT_START_LIMIT,
@@ -59,7 +60,7 @@ export function validateDocument(node: SchemaNode, context: ValidationContext): 
     reporter.add(
       node.position,
       'REST_INVALID_TYPE',
-      `A REST config document must be a mapping with type, entity (or entities) and config, not ${describe(node)}`,
+      `A REST config document must be a mapping with type, entity (or entities) and config, not ${describeNode(node)}`,
     );
     return;
   }
@@ -644,18 +645,8 @@ function isOneOf<T extends string>(value: string, options: readonly T[]): value 
   return (options as readonly string[]).includes(value);
 }
 
-/** Names a node's value for a message: `the string "yes"`, `the number 3`, `a list`, … */
-function describe(node: SchemaNode): string {
-  if (node.kind === 'map') return 'a mapping';
-  if (node.kind === 'seq') return 'a list';
-  const value = node.value;
-  if (typeof value === 'string') return `the string ${JSON.stringify(value)}`;
-  if (typeof value === 'number') return `the number ${value}`;
-  return String(value);
-}
-
-/** `describe`, plus advice for `null` (YAML's `key:` with nothing after it). */
+/** `describeNode`, plus advice for `null` (YAML's `key:` with nothing after it). */
 function describeWrong(node: SchemaNode): string {
   const isNull = node.kind === 'scalar' && node.value === null;
-  return isNull ? 'null (leave the key out instead)' : describe(node);
+  return isNull ? 'null (leave the key out instead)' : describeNode(node);
 }

@@ -2,6 +2,30 @@
  * @entity-gen/runtime: what every generated service shares. Generated code imports from here;
  * drivers live on the `./sqlite` and `./postgres` subpaths so a service loads only its client.
  */
+export {
+  ACCESS_METHODS,
+  ADMIN_ROLE,
+  AUTHENTICATED_ROLE,
+  AuthenticationRequiredError,
+  authorize,
+  mayCall,
+  PUBLIC_ROLE,
+  RoleRequiredError,
+  type AccessMethod,
+  type AccessRules,
+  type OwnerScope,
+  type Principal,
+} from './auth/access.js';
+export {
+  authFromEnv,
+  Authenticator,
+  readApiKeys,
+  type ApiKey,
+  type AuthSettings,
+  type JwtKey,
+  type JwtSettings,
+} from './auth/credentials.js';
+export { OwnerRuleError } from './auth/owner.js';
 export * from './convert.js';
 export type { Converter, EntityDefinition, FieldInfo } from './definition.js';
 export type * from './driver.js';
@@ -16,6 +40,7 @@ export type {
   HookContext,
 } from './hooks.js';
 export { DEFAULT_BODY_LIMIT, readJsonBody } from './http/body.js';
+export { corsMiddleware, parseCorsOrigins } from './http/cors.js';
 export { errorMiddleware, type RequestState } from './http/errors.js';
 export { formatPath, type Issue, type IssueCode, type IssuePath } from './issues.js';
 export {

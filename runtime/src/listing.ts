@@ -103,6 +103,7 @@ import {
   toInteger,
   toText,
 } from './convert.js';
+import { ownerFilter, ownerScopeOf } from './auth/owner.js';
 import type { Converter, EntityDefinition, FieldInfo } from './definition.js';
 import type {
   ColumnKind,
@@ -203,14 +204,17 @@ export async function listRecords<R extends object>(
   if (!config.allowedMethods.includes('GET_LIST'))
     throw new MethodForbiddenError(definition.name, 'GET_LIST');
   const request = parseListRequest(definition, config, ctx.querystring);
+  const owner = ownerFilter(definition, ownerScopeOf(ctx));
   const query: ListQuery = {
-    filters: request.filters,
+    filters:
+      owner === undefined || owner === 'nothing' ? request.filters : [...request.filters, owner],
     orderBy: request.orderBy,
     // One row more than asked tells whether another page follows.
     ...(request.limit === undefined ? {} : { limit: request.limit + 1 }),
     ...(request.after === undefined ? { offset: request.start } : { after: request.after }),
   };
-  const rows = await data.driver.list(definition.table, query);
+  // A caller that can own no record (owner rule) gets an empty list without a query.
+  const rows = owner === 'nothing' ? [] : await data.driver.list(definition.table, query);
   const hasMore = request.limit !== undefined && rows.length > request.limit;
   const page = hasMore ? rows.slice(0, request.limit) : rows;
   const meta: Record<string, unknown> = {};
@@ -239,7 +243,14 @@ export async function countRecords<R extends object>(
     throw new MethodForbiddenError(definition.name, 'GET_LIST');
   // The whole query string is checked as for the list (same 400s); order and paging are ignored.
   const { filters } = parseQuery(definition, config, ctx.querystring);
-  const count = await data.driver.count(definition.table, { filters, orderBy: [] });
+  const owner = ownerFilter(definition, ownerScopeOf(ctx));
+  const count =
+    owner === 'nothing'
+      ? 0
+      : await data.driver.count(definition.table, {
+          filters: owner === undefined ? filters : [...filters, owner],
+          orderBy: [],
+        });
   ctx.body = successBody({ count });
 }
 

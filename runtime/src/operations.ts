@@ -10,6 +10,7 @@ import {
   PreconditionFailedError,
   RecordNotFoundError,
 } from './errors.js';
+import { ownerScopeOf, owns, requireOwned, withOwner } from './auth/owner.js';
 import type { EntityHooks } from './hooks.js';
 import { readJsonBody } from './http/body.js';
 import type { Issue } from './issues.js';
@@ -41,10 +42,12 @@ export async function insertRecords<R extends object>(
   hooks: EntityHooks<R> = {},
 ): Promise<void> {
   const payload = await readDataPayload(ctx, data);
+  const owner = ownerScopeOf(ctx);
   if (!Array.isArray(payload)) {
-    let record = readOne(definition, payload);
+    let record = readOne(definition, withOwner(definition, owner, payload));
     if (hooks.beforeInsert !== undefined)
       record = readOne(definition, (await hooks.beforeInsert(record, ctx)) ?? record);
+    requireOwned(definition, owner, record);
     const now = data.now();
     try {
       await data.driver.insert(definition.table, [toFields(record)], now);
@@ -57,12 +60,16 @@ export async function insertRecords<R extends object>(
     sendRecord(ctx, record, now, 1);
     return;
   }
-  let records = readMany(definition, payload);
+  let records = readMany(
+    definition,
+    payload.map((item) => withOwner(definition, owner, item)),
+  );
   if (hooks.beforeInsert !== undefined) {
     const changed: unknown[] = [];
     for (const record of records) changed.push((await hooks.beforeInsert(record, ctx)) ?? record);
     records = readMany(definition, changed);
   }
+  for (const record of records) requireOwned(definition, owner, record);
   const now = data.now();
   if (records.length > 0) {
     try {
@@ -85,7 +92,9 @@ export async function getRecord<R extends object>(
   id: string,
 ): Promise<void> {
   const stored = await findStored(data, definition, id);
-  if (stored === undefined) throw new RecordNotFoundError(definition.name, id);
+  // Someone else's record (owner rule) reads as absent, never as forbidden.
+  if (stored === undefined || !owns(definition, ownerScopeOf(ctx), stored.record))
+    throw new RecordNotFoundError(definition.name, id);
   const etag = entityTag(stored.version);
   const ifNoneMatch = ctx.get('If-None-Match');
   // If-None-Match compares weakly (RFC 9110 §13.1.2): W/"3" names the same version as "3".
@@ -110,7 +119,11 @@ export async function replaceRecord<R extends object>(
 ): Promise<void> {
   const payload = await readDataPayload(ctx, data);
   if (Array.isArray(payload)) throw new BadRequestError('"data" must be one record object for PUT');
-  const record = readOne(definition, withSingleRecordKey(definition, payload));
+  const owner = ownerScopeOf(ctx);
+  const record = readOne(
+    definition,
+    withOwner(definition, owner, withSingleRecordKey(definition, payload)),
+  );
   await writeRecord(ctx, data, definition, id, () => record, true, hooks);
 }
 
@@ -141,7 +154,9 @@ export async function patchRecord<R extends object>(
         if (value === null) delete merged[name];
         else merged[name] = value;
       }
-      return readOne(definition, withSingleRecordKey(definition, merged));
+      const owned =
+        existing === undefined ? withOwner(definition, ownerScopeOf(ctx), merged) : merged;
+      return readOne(definition, withSingleRecordKey(definition, owned));
     },
     createIfAbsent,
     hooks,
@@ -159,9 +174,10 @@ export async function deleteRecord<R extends object>(
   const key = definition.parseId(id);
   if (key === undefined) throw new RecordNotFoundError(definition.name, id);
   const ifMatch = ctx.get('If-Match');
-  // Without If-Match and a beforeDelete hook there is nothing to look at first: delete directly.
-  // Otherwise read the record, check it, and delete exactly the version that was checked.
-  const readFirst = ifMatch !== '' || hooks.beforeDelete !== undefined;
+  const owner = ownerScopeOf(ctx);
+  // Without If-Match, a beforeDelete hook or an owner rule there is nothing to look at first:
+  // delete directly. Otherwise read the record, check it, and delete exactly that version.
+  const readFirst = ifMatch !== '' || hooks.beforeDelete !== undefined || owner !== undefined;
   for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
     let expectedVersion: number | undefined;
     if (readFirst) {
@@ -171,7 +187,8 @@ export async function deleteRecord<R extends object>(
         (current === undefined || !tagListMatches(ifMatch, entityTag(current.version)))
       )
         throw new PreconditionFailedError(preconditionReason(definition, id));
-      if (current === undefined) throw new RecordNotFoundError(definition.name, id);
+      if (current === undefined || !owns(definition, owner, current.record))
+        throw new RecordNotFoundError(definition.name, id);
       await hooks.beforeDelete?.(current.record as R, ctx);
       expectedVersion = current.version;
     }
@@ -211,8 +228,13 @@ async function writeRecord<R extends object>(
   const key = definition.parseId(id);
   if (key === undefined) throw new RecordNotFoundError(definition.name, id);
   const ifMatch = ctx.get('If-Match');
+  const owner = ownerScopeOf(ctx);
   for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
-    const existing = await data.driver.get(definition.table, key);
+    const found = await data.driver.get(definition.table, key);
+    // Someone else's record (owner rule) is treated as absent: PUT may not take it over.
+    if (found !== undefined && !owns(definition, owner, found.record))
+      throw new RecordNotFoundError(definition.name, id);
+    const existing = found;
     if (
       ifMatch !== '' &&
       (existing === undefined || !tagListMatches(ifMatch, entityTag(existing.version)))
@@ -225,6 +247,7 @@ async function writeRecord<R extends object>(
     if (existing === undefined) {
       if (hooks.beforeInsert !== undefined)
         record = readOne(definition, (await hooks.beforeInsert(record, ctx)) ?? record);
+      requireOwned(definition, owner, record);
       const newId = definition.idOf(record);
       if (newId !== id) throw new RecordNotFoundError(definition.name, id);
       const now = data.now();
@@ -241,6 +264,7 @@ async function writeRecord<R extends object>(
     const previous = existing.record as R;
     if (hooks.beforeUpdate !== undefined)
       record = readOne(definition, (await hooks.beforeUpdate(record, previous, ctx)) ?? record);
+    requireOwned(definition, owner, record);
     if (definition.singleRecordId !== undefined && definition.idOf(record) !== id) {
       throw new BadRequestError(
         `The key of single-record Entity ${definition.name} is always ${id}; it cannot be changed`,

@@ -1,4 +1,5 @@
 import type { Context } from 'koa';
+import type { AccessRules } from './auth/access.js';
 import type { EntityDefinition } from './definition.js';
 import type { EntityHooks } from './hooks.js';
 import type { DataContext } from './operations.js';
@@ -15,6 +16,8 @@ export interface DataRoutes {
   readonly definition: EntityDefinition<object>;
   /** The user's hooks of this entity: its middleware and custom routes are mounted by the service. */
   readonly hooks?: EntityHooks<object>;
+  /** Who may call each method (the access file); absent when the service has no access rules. */
+  readonly access?: AccessRules;
   /** GET /data/{entity} */
   readonly list: CollectionHandler;
   /** GET /entity/{entity}/recordCounts */

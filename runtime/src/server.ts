@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import { resolve } from 'node:path';
+import type { Authenticator } from './auth/credentials.js';
 import type { OpenOptions, StorageDriver, TableDescriptor } from './driver.js';
 import { isStorageUnavailableError, StorageUnavailableError } from './errors.js';
 import { createLogger, type Logger } from './logger.js';
@@ -16,6 +17,10 @@ export interface StartOptions {
   readonly databaseUrl: string;
   readonly logLevel?: string;
   readonly bodyLimit?: number;
+  /** Credentials for the access rules (see `authFromEnv`); none: only public methods work. */
+  readonly auth?: Authenticator;
+  /** Origins allowed to call the service from a browser (`CORS_ORIGINS`). */
+  readonly corsOrigins?: readonly string[];
   /** Stop waiting for open requests after this long on shutdown (default 10 s). */
   readonly shutdownTimeoutMs?: number;
   /**
@@ -82,6 +87,8 @@ export async function startServer(options: StartOptions): Promise<RunningService
     driver,
     logger,
     ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit }),
+    ...(options.auth === undefined ? {} : { auth: options.auth }),
+    ...(options.corsOrigins === undefined ? {} : { corsOrigins: options.corsOrigins }),
   });
   const server = app.listen(options.port, options.host);
   await new Promise<void>((resolve, reject) => {

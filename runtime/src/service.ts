@@ -1,9 +1,18 @@
 import Router from '@koa/router';
 import Koa, { type Context } from 'koa';
+import {
+  authorize,
+  mayCall,
+  ownerScope,
+  type AccessMethod,
+  type Principal,
+} from './auth/access.js';
+import { Authenticator } from './auth/credentials.js';
 import type { StorageDriver } from './driver.js';
 import { recordMeta, successBody } from './envelope.js';
 import { BadRequestError, EntityNotFoundError, MethodNotAllowedError } from './errors.js';
 import { DEFAULT_BODY_LIMIT } from './http/body.js';
+import { corsMiddleware } from './http/cors.js';
 import { errorMiddleware, type RequestState } from './http/errors.js';
 import { customRoutesMiddleware, withEntityMiddleware } from './hooks.js';
 import { createLogger, type Logger } from './logger.js';
@@ -48,6 +57,13 @@ export interface ServiceOptions {
   readonly bodyLimit?: number;
   /** Clock in Unix milliseconds (default `Date.now`). */
   readonly now?: () => number;
+  /**
+   * Turns credentials into principals for the access rules (`authFromEnv(process.env)` in a
+   * generated server.ts). Without it no credentials are accepted: only public methods work.
+   */
+  readonly auth?: Authenticator;
+  /** Origins allowed to call the service from a browser (CORS); none by default. */
+  readonly corsOrigins?: readonly string[];
 }
 
 const DATA_PREFIX = '/data/';
@@ -118,6 +134,28 @@ export function createService(service: ServiceDefinition, options: ServiceOption
     if (routes === undefined) throw new EntityNotFoundError(safeDecode(segment).toUpperCase());
     return routes;
   };
+  const accessControlled = service.routes.some((routes) => routes.access !== undefined);
+  const auth = options.auth ?? new Authenticator();
+  if (!accessControlled) {
+    logger.warn(
+      'no access rules: every method of every entity is public (generate with --access <file> to protect them)',
+    );
+  } else if (!auth.configured) {
+    logger.warn(
+      'access rules are in place but no credentials are configured (JWT_SECRET, JWT_PUBLIC_KEY, ' +
+        'JWT_JWKS_URL or API_KEYS_FILE): only public methods can be called',
+    );
+  }
+  /** Whether the caller may list an entity, and so see it in /entity and /summary. */
+  const listable = (ctx: Context, routes: DataRoutes): boolean =>
+    routes.access === undefined || mayCall(routes.access.GET_LIST, principalOf(ctx));
+  /** The access check of one entity method: 401/403 when refused, the owner rule when it applies. */
+  const guard = (ctx: Context, routes: DataRoutes, method: AccessMethod): void => {
+    const principal = principalOf(ctx);
+    authorize(routes.access, method, routes.definition.name, principal);
+    const owner = ownerScope(routes.access, principal);
+    if (owner !== undefined) (ctx.state as RequestState).owner = owner;
+  };
 
   const app = new Koa<RequestState>();
   app.proxy = process.env['TRUST_PROXY'] === 'true';
@@ -125,6 +163,19 @@ export function createService(service: ServiceDefinition, options: ServiceOption
   app.maxIpsCount = 1;
   app.silent = true;
   app.use(errorMiddleware(logger));
+  if (options.corsOrigins !== undefined && options.corsOrigins.length > 0)
+    app.use(corsMiddleware(options.corsOrigins));
+  if (accessControlled) {
+    // Credentials are verified before anything else, so the users' custom routes and hooks can
+    // read ctx.state.principal; invalid credentials are a 401 even on public methods.
+    app.use(async (ctx, next) => {
+      if (ctx.path !== '/health') {
+        const principal = await auth.authenticate(ctx.get('Authorization'), ctx.get('X-API-Key'));
+        if (principal !== undefined) ctx.state.principal = principal;
+      }
+      return next();
+    });
+  }
   // The users' custom routes come before the /data dispatcher, which would otherwise take
   // `/data/product/p1/summary` for the record with id `p1/summary`.
   const customRoutes = customRoutesMiddleware(service.routes, data);
@@ -142,6 +193,8 @@ export function createService(service: ServiceDefinition, options: ServiceOption
       slash === -1
         ? collectionHandler(routes, ctx.method, methods.collection)
         : recordHandler(routes, ctx.method, decodeId(rest.slice(slash + 1)), methods.record);
+    const method = accessMethodOf(ctx.method, slash === -1);
+    if (method !== undefined) guard(ctx, routes, method);
     return withEntityMiddleware(routes.hooks, ctx, () => handler(ctx, data));
   });
 
@@ -150,26 +203,43 @@ export function createService(service: ServiceDefinition, options: ServiceOption
     await data.driver.ping();
     ctx.body = successBody({ storage: 'ok' });
   });
+  // An entity the caller may not list is absent from /entity and /summary.
+  const findListable = (ctx: Context, segment: string): DataRoutes => {
+    const routes = findRoutes(segment);
+    if (!listable(ctx, routes)) throw new EntityNotFoundError(routes.definition.name);
+    return routes;
+  };
   router.get('/entity', (ctx) => {
-    ctx.body = successBody(service.entities);
+    if (!accessControlled) {
+      ctx.body = successBody(service.entities);
+      return;
+    }
+    const visible: Record<string, EntityInfo> = {};
+    for (const routes of service.routes) {
+      const info = service.entities[routes.definition.name];
+      if (info !== undefined && listable(ctx, routes)) visible[routes.definition.name] = info;
+    }
+    ctx.body = successBody(visible);
   });
   router.get('/entity/:entity', (ctx) => {
-    const routes = findRoutes(ctx.params['entity'] ?? '');
+    const routes = findListable(ctx, ctx.params['entity'] ?? '');
     ctx.body = successBody(service.entities[routes.definition.name]);
   });
   // OPTIONS of an unknown entity is a 404 like its GET (router.allowedMethods would answer 200).
   router.options(['/entity/:entity', '/entity/:entity/recordCounts'], (ctx) => {
-    findRoutes(ctx.params['entity'] ?? '');
+    findListable(ctx, ctx.params['entity'] ?? '');
     sendAllow(ctx, ['GET', 'HEAD']);
   });
   router.get('/entity/:entity/recordCounts', (ctx) => {
     const routes = findRoutes(ctx.params['entity'] ?? '');
+    guard(ctx, routes, 'GET_LIST');
     return withEntityMiddleware(routes.hooks, ctx, () => routes.count(ctx, data));
   });
   router.get('/summary', async (ctx) => {
     const activity = await data.driver.activity();
     const entities: Record<string, Record<string, number | string>> = {};
     for (const routes of service.routes) {
+      if (!listable(ctx, routes)) continue;
       const name = routes.definition.name;
       const times = activity[name] ?? {};
       const summary: Record<string, number | string> = {};
@@ -183,6 +253,28 @@ export function createService(service: ServiceDefinition, options: ServiceOption
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;
+}
+
+/** The access method a request on `/data` calls; `undefined` for OPTIONS. */
+function accessMethodOf(method: string, collection: boolean): AccessMethod | undefined {
+  switch (method) {
+    case 'GET':
+    case 'HEAD':
+      return collection ? 'GET_LIST' : 'GET_BYID';
+    case 'POST':
+      return 'NEW';
+    case 'PUT':
+    case 'PATCH':
+      return 'UPDATE';
+    case 'DELETE':
+      return 'DELETE';
+    default:
+      return undefined;
+  }
+}
+
+function principalOf(ctx: Context): Principal | undefined {
+  return (ctx.state as RequestState).principal;
 }
 
 /** The handler of a request on `/data/{entity}`, or the 405 it gets. */

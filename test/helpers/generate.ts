@@ -19,6 +19,8 @@ export interface Fixture {
   readonly schemas: readonly string[];
   /** A REST configuration file, relative to the repository root. */
   readonly restConfig?: string;
+  /** An access file, relative to the repository root. */
+  readonly access?: string;
 }
 
 /** Every valid fixture; each has golden files under `test/golden/<name>/`. */
@@ -33,6 +35,11 @@ export const FIXTURES: readonly Fixture[] = [
   { name: 'integer-key', schemas: ['fixtures/integer-key/schema.yaml'] },
   { name: 'gemini', schemas: ['fixtures/gemini/schema.json'] },
   { name: 'listing', schemas: ['fixtures/listing/schema.yaml'] },
+  {
+    name: 'access',
+    schemas: ['fixtures/access/schema.yaml'],
+    access: 'fixtures/access/access.yaml',
+  },
 ];
 
 /** Reads a fixture's schema files as the CLI would, with names relative to the repository. */
@@ -55,10 +62,15 @@ export async function generateFixtureResult(
     fixture.restConfig === undefined
       ? undefined
       : { file: fixture.restConfig, text: await readFile(join(ROOT, fixture.restConfig), 'utf8') };
+  const access =
+    fixture.access === undefined
+      ? undefined
+      : { file: fixture.access, text: await readFile(join(ROOT, fixture.access), 'utf8') };
   const result = await generate(
     await fixtureSources(fixture),
     { schemaFiles: fixture.schemas, outputDir: `${fixture.name}-service` },
     restConfig,
+    access,
   );
   if (result.diagnostics.length > 0 || result.model === undefined) {
     throw new Error(

@@ -40,7 +40,12 @@ export async function loadGenerated(dir: string): Promise<GeneratedModules> {
 /** Generates a fixture, opens `driver` (SQLite in memory by default) and serves the app. */
 export async function bootFixture(
   fixture: string,
-  options: { driver?: StorageDriver; folder?: string; bodyLimit?: number } = {},
+  options: {
+    driver?: StorageDriver;
+    folder?: string;
+    bodyLimit?: number;
+    auth?: ServiceOptions['auth'];
+  } = {},
 ): Promise<BootedService> {
   const dir = await generateFixtureInto(fixtureNamed(fixture), options.folder ?? `e2e-${fixture}`);
   const { createApp, tables } = await loadGenerated(dir);
@@ -50,6 +55,7 @@ export async function bootFixture(
     driver,
     logger: createLogger({ level: 'silent' }),
     ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit }),
+    ...(options.auth === undefined ? {} : { auth: options.auth }),
   });
   const server = await serve(app.callback());
   return {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
+import type { OwnerScope, Principal } from '../auth/access.js';
 import { errorBody, successBody } from '../envelope.js';
 import { isHttpError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -9,9 +10,13 @@ const REQUEST_ID_HEADER = 'X-Request-Id';
 /** A client-supplied request id is echoed only when it looks like an id, not arbitrary text. */
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** State every request carries, set by `errorMiddleware`. */
+/** State every request carries, set by `errorMiddleware` and the access check. */
 export interface RequestState {
   requestId: string;
+  /** Who is calling, when the service has access rules and the request carried credentials. */
+  principal?: Principal;
+  /** The owner rule that restricts this request (see auth/owner.ts). */
+  owner?: OwnerScope;
 }
 
 /**

@@ -1,7 +1,13 @@
 // This file is yours: entity-gen created it once and never changes it again. It starts the
 // service; adapt it freely (configuration, logging, work to do before listening).
 import { fileURLToPath } from 'node:url';
-import { envInteger, envString, startServer } from '@entity-gen/runtime';
+import {
+  authFromEnv,
+  envInteger,
+  envString,
+  parseCorsOrigins,
+  startServer,
+} from '@entity-gen/runtime';
 import { createApp } from './app.js';
 import { tables } from './service.js';
 
@@ -15,6 +21,9 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
     databaseUrl: envString(env, 'DATABASE_URL', 'sqlite:./data/service.db'),
     logLevel: envString(env, 'LOG_LEVEL', 'info'),
     bodyLimit: envInteger(env, 'BODY_LIMIT_BYTES', 10 * 1024 * 1024, { min: 1 }),
+    // Credentials for the access rules: JWT_SECRET, JWT_PUBLIC_KEY or JWT_JWKS_URL, API_KEYS_FILE.
+    auth: await authFromEnv(env),
+    corsOrigins: parseCorsOrigins(env['CORS_ORIGINS']),
     // Pending migrations (written by entity-gen generate) are applied before the service listens.
     migrationsDir: fileURLToPath(new URL('../migrations', import.meta.url)),
   });

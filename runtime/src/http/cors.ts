@@ -1,0 +1,60 @@
+/**
+ * CORS for browsers on other origins (`CORS_ORIGINS`): the listed origins get the
+ * `Access-Control-*` headers and their preflight requests are answered; every other origin gets
+ * none, so browsers keep it out. Credentials travel in headers (Authorization, X-API-Key), never
+ * in cookies, so `Access-Control-Allow-Credentials` is not sent.
+ */
+import type { Middleware } from 'koa';
+
+const ALLOWED_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS';
+const ALLOWED_HEADERS =
+  'Authorization, Content-Type, If-Match, If-None-Match, X-API-Key, X-Request-Id';
+const EXPOSED_HEADERS = 'ETag, X-Request-Id, Allow';
+/** How long a browser may cache a preflight answer, in seconds. */
+const PREFLIGHT_MAX_AGE = '600';
+
+/** `origins`: exact origins (`https://app.example.com`), or `*` for any. */
+export function corsMiddleware(origins: readonly string[]): Middleware {
+  const any = origins.includes('*');
+  const allowed = new Set(origins.map((origin) => origin.replace(/\/+$/, '')));
+  return async (ctx, next) => {
+    ctx.vary('Origin');
+    const origin = ctx.get('Origin');
+    if (origin === '' || (!any && !allowed.has(origin))) return next();
+    ctx.set('Access-Control-Allow-Origin', any ? '*' : origin);
+    const preflight = ctx.method === 'OPTIONS' && ctx.get('Access-Control-Request-Method') !== '';
+    if (!preflight) {
+      ctx.set('Access-Control-Expose-Headers', EXPOSED_HEADERS);
+      return next();
+    }
+    ctx.set('Access-Control-Allow-Methods', ALLOWED_METHODS);
+    ctx.set('Access-Control-Allow-Headers', ALLOWED_HEADERS);
+    ctx.set('Access-Control-Max-Age', PREFLIGHT_MAX_AGE);
+    ctx.status = 204;
+  };
+}
+
+/** `CORS_ORIGINS`: a comma-separated list of origins, or `*`; unset means none. */
+export function parseCorsOrigins(value: string | undefined): string[] {
+  if (value === undefined || value.trim() === '') return [];
+  const origins = value
+    .split(',')
+    .map((origin) => origin.trim())
+    .filter((origin) => origin !== '');
+  for (const origin of origins) {
+    if (origin === '*') continue;
+    let url: URL;
+    try {
+      url = new URL(origin);
+    } catch {
+      throw new Error(
+        `CORS_ORIGINS holds ${JSON.stringify(origin)}, which is not an origin like https://app.example.com`,
+      );
+    }
+    if (url.origin !== origin.replace(/\/+$/, ''))
+      throw new Error(
+        `CORS_ORIGINS holds ${JSON.stringify(origin)}; give the origin only (scheme, host and port), e.g. ${url.origin}`,
+      );
+  }
+  return origins;
+}

@@ -1,0 +1,155 @@
+/**
+ * The access file (`--access`): every validation rule as a table (`line:col CODE` per case), the
+ * resolved rules (defaults filled in), and the CLI's `file:line:col` output with nothing written.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { loadAccess } from '../../cli/access/index.js';
+import { OUTPUT, ROOT } from '../helpers/generate.js';
+import { modelOf } from '../migrate/helpers.js';
+
+const MODEL = modelOf(
+  await readFile(join(ROOT, 'fixtures/access/schema.yaml'), 'utf8'),
+  'schema.yaml',
+);
+
+function problems(text: string): string[] {
+  return loadAccess({ file: 'access.yaml', text }, MODEL).diagnostics.map(
+    (d) => `${d.line}:${d.column} ${d.code}`,
+  );
+}
+
+describe('access file validation', () => {
+  it.each<[string, { given: string; want: string[] }]>([
+    ['the fixture', { given: 'entities:\n  PRODUCT:\n    GET_LIST: [public]\n', want: [] }],
+    ['not a mapping', { given: '- a\n', want: ['1:1 ACCESS_INVALID_VALUE'] }],
+    ['unknown top-level key', { given: 'entitys: {}\n', want: ['1:1 ACCESS_UNKNOWN_KEY'] }],
+    [
+      'unknown entity',
+      { given: 'entities:\n  PRODUCTS: {}\n', want: ['2:3 ACCESS_UNKNOWN_ENTITY'] },
+    ],
+    [
+      'entity listed twice (case-insensitively)',
+      { given: 'entities:\n  order: {}\n  ORDER: {}\n', want: ['3:3 ACCESS_DUPLICATE_ENTITY'] },
+    ],
+    [
+      'unknown method',
+      {
+        given: 'entities:\n  ORDER:\n    GET_ALL: [public]\n',
+        want: ['3:5 ACCESS_UNKNOWN_METHOD'],
+      },
+    ],
+    [
+      'roles that are not a list',
+      { given: 'entities:\n  ORDER:\n    NEW: admin\n', want: ['3:10 ACCESS_INVALID_VALUE'] },
+    ],
+    [
+      'a role that is not a string',
+      {
+        given: 'entities:\n  ORDER:\n    NEW: [admin, 3, ""]\n',
+        want: ['3:18 ACCESS_INVALID_ROLE', '3:21 ACCESS_INVALID_ROLE'],
+      },
+    ],
+    [
+      'default that is not a list',
+      { given: 'default: admin\n', want: ['1:10 ACCESS_INVALID_VALUE'] },
+    ],
+    [
+      'owner that is not a field',
+      { given: 'entities:\n  ORDER:\n    owner: custmer\n', want: ['3:12 ACCESS_INVALID_OWNER'] },
+    ],
+    [
+      'owner of a type that cannot hold a subject',
+      { given: 'entities:\n  ORDER:\n    owner: total\n', want: ['3:12 ACCESS_INVALID_OWNER'] },
+    ],
+    ['broken YAML', { given: 'entities: [\n', want: ['2:1 ACCESS_PARSE_ERROR'] }],
+  ])('%s', (_name, { given, want }) => {
+    expect(problems(given)).toEqual(want);
+  });
+
+  it('says what was meant', () => {
+    const [unknown] = loadAccess(
+      { file: 'access.yaml', text: 'entities:\n  ORDR:\n    GET_LST: [public]\n' },
+      MODEL,
+    ).diagnostics;
+    expect(unknown?.message).toBe(
+      "Entity ORDR is not defined in the schema; did you mean 'ORDER'?",
+    );
+  });
+
+  it('resolves every method of every entity, the default filling the gaps', async () => {
+    const text = await readFile(join(ROOT, 'fixtures/access/access.yaml'), 'utf8');
+    const { access, diagnostics } = loadAccess({ file: 'access.yaml', text }, MODEL);
+    expect(diagnostics).toEqual([]);
+    expect(Object.fromEntries(access!)).toEqual({
+      AUDIT: {
+        methods: {
+          GET_LIST: ['admin'],
+          GET_BYID: ['admin'],
+          NEW: ['admin'],
+          UPDATE: ['admin'],
+          DELETE: ['admin'],
+        },
+      },
+      ORDER: {
+        methods: {
+          GET_LIST: ['authenticated'],
+          GET_BYID: ['authenticated'],
+          NEW: ['authenticated'],
+          UPDATE: ['authenticated'],
+          DELETE: ['admin'],
+        },
+        owner: 'customer',
+      },
+      PRODUCT: {
+        methods: {
+          GET_LIST: ['public'],
+          GET_BYID: ['public'],
+          NEW: ['editor', 'admin'],
+          UPDATE: ['editor', 'admin'],
+          DELETE: ['admin'],
+        },
+      },
+    });
+    expect(loadAccess(undefined, MODEL)).toEqual({ access: undefined, diagnostics: [] });
+  });
+});
+
+describe('entity-gen generate --access', () => {
+  it('reports problems as file:line:col, exits 1 and writes nothing', async () => {
+    const work = join(OUTPUT, 'access-cli');
+    await rm(work, { recursive: true, force: true });
+    await mkdir(work, { recursive: true });
+    await writeFile(
+      join(work, 'access.yaml'),
+      'entities:\n  ORDER:\n    owner: total\n    GET: [x]\n',
+    );
+    const run = await promisify(execFile)(
+      process.execPath,
+      [
+        join(ROOT, 'dist/cli/main.js'),
+        'generate',
+        join(ROOT, 'fixtures/access/schema.yaml'),
+        '-o',
+        'svc',
+        '--access',
+        'access.yaml',
+      ],
+      { cwd: work },
+    ).then(
+      () => ({ code: 0, stderr: '' }),
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe(
+      "access.yaml:3:12: owner 'total' of entity ORDER is a DECIMAL field; an owner field holds a subject, so it must be STRING, INTEGER or ENTITY_REF (ACCESS_INVALID_OWNER)\n" +
+        "access.yaml:4:5: Unknown method 'GET' for entity ORDER; use GET_LIST, GET_BYID, NEW, UPDATE, DELETE or owner (ACCESS_UNKNOWN_METHOD)\n" +
+        '2 problems found; nothing was written.\n',
+    );
+    expect(existsSync(join(work, 'svc'))).toBe(false);
+  });
+});

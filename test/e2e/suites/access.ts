@@ -1,0 +1,426 @@
+/**
+ * Access control end to end (SPEC §8) on the `access` fixture (fixtures/access/access.yaml),
+ * defined once and run against every storage driver: `access.test.ts` (SQLite) and
+ * `access.postgres.test.ts`. Callers: anonymous, JWT principals with and without roles, an API
+ * key (as X-API-Key and as a Bearer token) and a wrong key; every method of a listed entity with
+ * an owner rule, of a listed public-read entity and of an unlisted entity; bad tokens; the owner
+ * rule with filters, counts, offset and cursor paging.
+ */
+import { createHash, generateKeyPairSync } from 'node:crypto';
+import { SignJWT } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Authenticator, type AccessMethod } from '@entity-gen/runtime';
+import { bootFixture, type BootedService } from '../../helpers/service.js';
+import type { MakeDriver } from './crud.js';
+
+export const SECRET = 'a-test-secret-that-is-long-enough-for-hs256';
+export const ISSUER = 'https://issuer.test';
+export const AUDIENCE = 'entity-gen-tests';
+const API_KEY = 'ci-key-0123456789abcdef';
+
+/** The authenticator of the suite's service: an HS256 secret and one API key (`ci`, editor). */
+export function suiteAuthenticator(): Authenticator {
+  return new Authenticator({
+    jwt: {
+      key: { kind: 'secret', secret: new TextEncoder().encode(SECRET) },
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      rolesClaim: 'roles',
+      clockToleranceSeconds: 0,
+    },
+    apiKeys: [
+      {
+        name: 'ci',
+        sha256: createHash('sha256').update(API_KEY).digest(),
+        roles: ['editor'],
+      },
+    ],
+  });
+}
+
+/** A signed token for `subject` with `roles`; `claims` override the defaults. */
+export async function token(
+  subject: string,
+  roles: readonly string[],
+  options: { secret?: string; issuer?: string; audience?: string; exp?: number; nbf?: number } = {},
+): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  let jwt = new SignJWT({ roles: [...roles] })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setSubject(subject)
+    .setIssuer(options.issuer ?? ISSUER)
+    .setAudience(options.audience ?? AUDIENCE)
+    .setIssuedAt(now)
+    .setExpirationTime(options.exp ?? now + 600);
+  if (options.nbf !== undefined) jwt = jwt.setNotBefore(options.nbf);
+  return jwt.sign(new TextEncoder().encode(options.secret ?? SECRET));
+}
+
+type Caller = 'anonymous' | 'alice' | 'bob' | 'editor' | 'admin' | 'apiKey' | 'apiKeyBearer';
+
+/** Whether each caller may call each method of each entity, from fixtures/access/access.yaml. */
+const RULES: Record<string, Record<AccessMethod, readonly string[]>> = {
+  PRODUCT: {
+    GET_LIST: ['public'],
+    GET_BYID: ['public'],
+    NEW: ['editor', 'admin'],
+    UPDATE: ['editor', 'admin'],
+    DELETE: ['admin'],
+  },
+  ORDER: {
+    GET_LIST: ['authenticated'],
+    GET_BYID: ['authenticated'],
+    NEW: ['authenticated'],
+    UPDATE: ['authenticated'],
+    DELETE: ['admin'],
+  },
+  AUDIT: {
+    GET_LIST: ['admin'],
+    GET_BYID: ['admin'],
+    NEW: ['admin'],
+    UPDATE: ['admin'],
+    DELETE: ['admin'],
+  },
+};
+
+const ROLES: Record<Exclude<Caller, 'anonymous'>, readonly string[]> = {
+  alice: [],
+  bob: [],
+  editor: ['editor'],
+  admin: ['admin'],
+  apiKey: ['editor'],
+  apiKeyBearer: ['editor'],
+};
+
+function allowed(caller: Caller, entity: string, method: AccessMethod): boolean {
+  const roles = RULES[entity]![method];
+  if (roles.includes('public')) return true;
+  if (caller === 'anonymous') return false;
+  if (roles.includes('authenticated')) return true;
+  return ROLES[caller].some((role) => roles.includes(role));
+}
+
+/**
+ * Registers the cases under `describe(label)`; the service is generated into
+ * `test/output/e2e-access-<label>` and booted on a fresh driver from `makeDriver()`.
+ */
+export function describeAccessSuite(label: string, makeDriver: MakeDriver): void {
+  describe(label, () => {
+    let service: BootedService;
+    const headers: Partial<Record<Caller, Record<string, string>>> = {};
+    const as = (caller: Caller): Record<string, string> => headers[caller] ?? {};
+
+    beforeAll(async () => {
+      const driver = await makeDriver();
+      service = await bootFixture('access', {
+        folder: `e2e-access-${label}`,
+        auth: suiteAuthenticator(),
+        ...(driver === undefined ? {} : { driver }),
+      });
+      for (const caller of ['alice', 'bob', 'editor', 'admin'] as const)
+        headers[caller] = { Authorization: `Bearer ${await token(caller, ROLES[caller])}` };
+      headers.apiKey = { 'X-API-Key': API_KEY };
+      headers.apiKeyBearer = { Authorization: `Bearer ${API_KEY}` };
+    });
+    afterAll(async () => {
+      // (undefined when beforeAll failed; its error is the one to report)
+      await service?.close();
+    });
+
+    describe('roles per entity and method', () => {
+      const callers: Caller[] = ['anonymous', 'alice', 'editor', 'admin', 'apiKey', 'apiKeyBearer'];
+      for (const entity of ['PRODUCT', 'ORDER', 'AUDIT']) {
+        it.each(callers)(`%s on ${entity}`, async (caller) => {
+          const path = `/data/${entity.toLowerCase()}`;
+          const id = entity === 'AUDIT' ? '7' : `${caller}-${entity.toLowerCase()}`;
+          const record: Record<string, unknown> =
+            entity === 'PRODUCT'
+              ? { code: id, name: 'Thing', price: '1.5' }
+              : entity === 'ORDER'
+                ? { id, total: '2' }
+                : { id: 7, note: 'n' };
+          const check = async (
+            method: AccessMethod,
+            response: { status: number; body: { error?: { reason: string } }; headers: Headers },
+          ): Promise<void> => {
+            const what = `${caller} ${method} ${entity}: ${JSON.stringify(response.body)}`;
+            if (allowed(caller, entity, method)) {
+              expect([401, 403], what).not.toContain(response.status);
+              expect(response.status, what).toBeLessThan(500);
+            } else if (caller === 'anonymous') {
+              expect(response.status, what).toBe(401);
+              expect(response.body.error?.reason).toBe('Authentication required');
+              expect(response.headers.get('www-authenticate')).toMatch(/^Bearer/);
+            } else {
+              expect(response.status, what).toBe(403);
+              expect(response.body.error?.reason).toBe(
+                `Role required for ${method} on Entity ${entity}`,
+              );
+            }
+          };
+          // Seed the record as admin so that reads and writes have something to act on.
+          await service.request('PUT', `${path}/${id}`, {
+            body: { data: entity === 'ORDER' ? { ...record, customer: caller } : record },
+            headers: as('admin'),
+          });
+          await check('GET_LIST', await service.request('GET', path, { headers: as(caller) }));
+          const count = await service.request(
+            'GET',
+            `/entity/${entity.toLowerCase()}/recordCounts`,
+            {
+              headers: as(caller),
+            },
+          );
+          await check('GET_LIST', count);
+          await check(
+            'GET_BYID',
+            await service.request('GET', `${path}/${id}`, { headers: as(caller) }),
+          );
+          await check(
+            'UPDATE',
+            await service.request('PATCH', `${path}/${id}`, {
+              body: { data: entity === 'PRODUCT' ? { name: 'Changed' } : { note: 'x' } },
+              headers: as(caller),
+            }),
+          );
+          await check(
+            'DELETE',
+            await service.request('DELETE', `${path}/${id}`, { headers: as(caller) }),
+          );
+          const fresh =
+            entity === 'AUDIT'
+              ? { id: 8, note: 'n' }
+              : { ...record, [entity === 'PRODUCT' ? 'code' : 'id']: `${id}-new` };
+          await check(
+            'NEW',
+            await service.request('POST', path, { body: { data: fresh }, headers: as(caller) }),
+          );
+          // Whatever was created is removed again, so each caller starts from the same state.
+          for (const created of [id, entity === 'AUDIT' ? '8' : `${id}-new`])
+            await service.request('DELETE', `${path}/${created}`, { headers: as('admin') });
+        });
+      }
+
+      it('a wrong API key is a 401, as X-API-Key and as a Bearer token, even on public methods', async () => {
+        for (const wrong of [{ 'X-API-Key': 'nope' }, { Authorization: 'Bearer nope' }] as Record<
+          string,
+          string
+        >[]) {
+          const response = await service.request('GET', '/data/product', { headers: wrong });
+          expect(response.status).toBe(401);
+          expect(response.body.error.reason).toBe('Authentication required');
+          expect(response.headers.get('www-authenticate')).toContain('invalid_token');
+        }
+      });
+
+      it('/entity and /summary show only the entities the caller may list; /health is public', async () => {
+        const names = async (caller: Caller): Promise<string[]> =>
+          Object.keys((await service.request('GET', '/entity', { headers: as(caller) })).body.data);
+        expect(await names('anonymous')).toEqual(['PRODUCT']);
+        expect(await names('alice')).toEqual(['ORDER', 'PRODUCT']);
+        expect(await names('admin')).toEqual(['AUDIT', 'ORDER', 'PRODUCT']);
+        expect(
+          (await service.request('GET', '/entity/audit', { headers: as('alice') })).status,
+        ).toBe(404);
+        expect(
+          (await service.request('GET', '/entity/audit', { headers: as('admin') })).status,
+        ).toBe(200);
+        const summary = await service.request('GET', '/summary', { headers: as('alice') });
+        expect(Object.keys(summary.body.data.entities).sort()).toEqual(['ORDER', 'PRODUCT']);
+        const health = await service.request('GET', '/health', {
+          headers: { Authorization: 'Bearer not-a-key' },
+        });
+        expect(health.status).toBe(200);
+      });
+    });
+
+    describe('bad tokens are a 401', () => {
+      const now = Math.floor(Date.now() / 1000);
+      const cases: [string, () => Promise<string>][] = [
+        ['expired', () => token('alice', [], { exp: now - 60 })],
+        ['not yet valid', () => token('alice', [], { nbf: now + 600 })],
+        ['a bad signature', () => token('alice', [], { secret: `${SECRET}-other` })],
+        ['the wrong issuer', () => token('alice', [], { issuer: 'https://evil.test' })],
+        ['the wrong audience', () => token('alice', [], { audience: 'someone-else' })],
+        [
+          'alg none',
+          async () => {
+            const part = (value: object): string =>
+              Buffer.from(JSON.stringify(value)).toString('base64url');
+            return `${part({ alg: 'none', typ: 'JWT' })}.${part({
+              sub: 'admin',
+              roles: ['admin'],
+              iss: ISSUER,
+              aud: AUDIENCE,
+              exp: now + 600,
+            })}.`;
+          },
+        ],
+        [
+          'RS256 when HS256 is configured',
+          async () => {
+            const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+            return new SignJWT({ roles: ['admin'] })
+              .setProtectedHeader({ alg: 'RS256' })
+              .setSubject('admin')
+              .setIssuer(ISSUER)
+              .setAudience(AUDIENCE)
+              .setExpirationTime(now + 600)
+              .sign(privateKey);
+          },
+        ],
+        ['malformed', async () => 'abc.def.ghi'],
+      ];
+      it.each(cases)('%s', async (_name, make) => {
+        const response = await service.request('GET', '/data/order', {
+          headers: { Authorization: `Bearer ${await make()}` },
+        });
+        expect(response.status).toBe(401);
+        expect(response.body).toEqual({
+          status: 'error',
+          error: { reason: 'Authentication required' },
+        });
+        // Invalid credentials are refused on public methods too, never silently ignored.
+        const product = await service.request('GET', '/data/product', {
+          headers: { Authorization: `Bearer ${await make()}` },
+        });
+        expect(product.status).toBe(401);
+      });
+    });
+
+    describe('the owner rule', () => {
+      beforeAll(async () => {
+        const orders = [];
+        for (let n = 1; n <= 7; n++) {
+          const customer = n <= 5 ? 'alice' : 'bob';
+          orders.push({
+            id: `o${n}`,
+            customer,
+            total: String(n * 10),
+            status: n % 2 === 0 ? 'PAID' : 'NEW',
+          });
+        }
+        const seeded = await service.request('POST', '/data/order', {
+          body: { data: orders },
+          headers: as('admin'),
+        });
+        expect(seeded.status, seeded.text).toBe(200);
+      });
+
+      it('lists and counts only the caller’s own records, filtered in the query', async () => {
+        const list = await service.request('GET', '/data/order?orderBy=id', {
+          headers: as('alice'),
+        });
+        expect(list.body.data.map((order: { id: string }) => order.id)).toEqual([
+          'o1',
+          'o2',
+          'o3',
+          'o4',
+          'o5',
+        ]);
+        const paid = await service.request('GET', '/data/order?status=PAID&orderBy=id', {
+          headers: as('alice'),
+        });
+        expect(paid.body.data.map((order: { id: string }) => order.id)).toEqual(['o2', 'o4']);
+        const count = await service.request('GET', '/entity/order/recordCounts', {
+          headers: as('alice'),
+        });
+        expect(count.body.data).toEqual({ count: 5 });
+        const bob = await service.request('GET', '/entity/order/recordCounts?status=NEW', {
+          headers: as('bob'),
+        });
+        expect(bob.body.data).toEqual({ count: 1 });
+        const admin = await service.request('GET', '/entity/order/recordCounts', {
+          headers: as('admin'),
+        });
+        expect(admin.body.data.count).toBeGreaterThanOrEqual(7);
+      });
+
+      it('pages exactly through the caller’s records with offsets and with cursors', async () => {
+        const page = async (query: string): Promise<{ ids: string[]; next?: string }> => {
+          const response = await service.request('GET', `/data/order?orderBy=-total${query}`, {
+            headers: as('alice'),
+          });
+          expect(response.status, response.text).toBe(200);
+          return {
+            ids: response.body.data.map((order: { id: string }) => order.id),
+            next: response.body.meta.next,
+          };
+        };
+        expect((await page('&start=2&limit=2')).ids).toEqual(['o3', 'o2']);
+        const seen: string[] = [];
+        let cursor: string | undefined;
+        let next = await page('&limit=2');
+        for (;;) {
+          seen.push(...next.ids);
+          cursor = next.next;
+          if (cursor === undefined) break;
+          next = await page(`&limit=2&cursor=${encodeURIComponent(cursor)}`);
+        }
+        expect(seen).toEqual(['o5', 'o4', 'o3', 'o2', 'o1']);
+      });
+
+      it('someone else’s record reads, changes and replaces as 404', async () => {
+        for (const [method, body] of [
+          ['GET', undefined],
+          ['PATCH', { data: { status: 'PAID' } }],
+          ['PUT', { data: { id: 'o6', total: '1' } }],
+        ] as const) {
+          const response = await service.request(method, '/data/order/o6', {
+            headers: as('alice'),
+            ...(body === undefined ? {} : { body }),
+          });
+          expect(response.status, `${method} ${response.text}`).toBe(404);
+          expect(response.body.error.reason).toBe('EntityRecord with id o6 not found for ORDER');
+        }
+        const own = await service.request('GET', '/data/order/o6', { headers: as('bob') });
+        expect(own.body.data).toMatchObject({ id: 'o6', customer: 'bob', total: '60' });
+      });
+
+      it('an insert gets the caller as owner; another owner or changing the owner is a 403', async () => {
+        const mine = await service.request('POST', '/data/order', {
+          body: { data: { id: 'a1', total: '5' } },
+          headers: as('alice'),
+        });
+        expect(mine.status, mine.text).toBe(200);
+        expect(mine.body.data).toEqual({ id: 'a1', customer: 'alice', total: '5' });
+        const theirs = await service.request('POST', '/data/order', {
+          body: {
+            data: [
+              { id: 'a2', total: '5' },
+              { id: 'a3', customer: 'bob', total: '5' },
+            ],
+          },
+          headers: as('alice'),
+        });
+        expect(theirs.status).toBe(403);
+        expect(theirs.body.error.reason).toBe(
+          'Field customer of Entity ORDER must be your own subject: you may not write records of another owner',
+        );
+        expect(
+          (await service.request('GET', '/data/order/a2', { headers: as('alice') })).status,
+        ).toBe(404);
+        const move = await service.request('PATCH', '/data/order/a1', {
+          body: { data: { customer: 'bob' } },
+          headers: as('alice'),
+        });
+        expect(move.status).toBe(403);
+        const put = await service.request('PUT', '/data/order/a4', {
+          body: { data: { id: 'a4', total: '9' } },
+          headers: as('alice'),
+        });
+        expect(put.status, put.text).toBe(200);
+        expect(put.body.data.customer).toBe('alice');
+        // An admin is not restricted by the owner rule.
+        const admin = await service.request('PATCH', '/data/order/a1', {
+          body: { data: { customer: 'bob' } },
+          headers: as('admin'),
+        });
+        expect(admin.status).toBe(200);
+        expect(
+          (await service.request('GET', '/data/order/a1', { headers: as('bob') })).status,
+        ).toBe(200);
+      });
+    });
+  });
+}
