@@ -1,7 +1,13 @@
-import { relative, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { formatDiagnostic, type Diagnostic } from './diagnostics.js';
-import { DRIVER_CHOICES, regenerateCommand, type DriverChoice } from './generate/options.js';
+import { DRIVER_CHOICES } from './generate/options.js';
+import {
+  DEFAULT_OUTPUT_DIR,
+  displayPath,
+  resolveRequest,
+  type GenerationFlags,
+} from './invocation.js';
 import { generatorVersion } from './generate/paths.js';
 import { isUpToDate, planChanges, type Plan } from './plan/index.js';
 import type { GenerationRequest, PreparedGeneration } from './plan/prepare.js';
@@ -29,18 +35,6 @@ async function prepareGeneration(request: GenerationRequest): Promise<PreparedGe
 const EXIT_OK = 0;
 const EXIT_INVALID = 1;
 const EXIT_USAGE = 2;
-
-/** Options shared by `generate`, `check` and `dev`. */
-interface GenerationFlags {
-  readonly out: string;
-  readonly runtimeSpec?: string;
-  readonly driver?: DriverChoice;
-  readonly restConfig?: string;
-  readonly access?: string;
-  readonly allowDataLoss?: boolean;
-  /** `--no-codemod` sets it false. */
-  readonly codemod?: boolean;
-}
 
 interface GenerateFlags extends GenerationFlags {
   readonly force?: boolean;
@@ -72,10 +66,9 @@ export function createProgram(io: Io): Command {
     .option('--force', 'overwrite generated files that were changed by hand')
     .option('--dry-run', 'print what would be created, updated and deleted; write nothing')
     .action(async (schemas: string[], flags: GenerateFlags) => {
-      const request = {
-        ...generationRequest(schemas, flags, flags.force === true),
-        userCodeCheck: 'changes' as const,
-      };
+      const resolved = await resolveRequest(schemas, flags, flags.force === true);
+      if (reportUsage(resolved.problem, io) || resolved.request === undefined) return;
+      const request = { ...resolved.request, userCodeCheck: 'changes' as const };
       const prepared = await prepareGeneration(request);
       if (reportDiagnostics(prepared.diagnostics, io) || prepared.plan === undefined) return;
       const plan = prepared.plan;
@@ -119,7 +112,9 @@ export function createProgram(io: Io): Command {
           '1 when a file would be created, changed or removed (for CI).',
       ),
   ).action(async (schemas: string[], flags: GenerationFlags) => {
-    const request = generationRequest(schemas, flags, false);
+    const resolved = await resolveRequest(schemas, flags, false);
+    if (reportUsage(resolved.problem, io) || resolved.request === undefined) return;
+    const request = resolved.request;
     const prepared = await prepareGeneration(request);
     if (
       reportDiagnostics(prepared.diagnostics, io, 'nothing was checked') ||
@@ -146,7 +141,10 @@ export function createProgram(io: Io): Command {
     );
     for (const line of describePlan(plan)) io.out(`${line}\n`);
     const dataLoss = request.allowDataLoss ? ' --allow-data-loss' : '';
-    io.out(`Regenerate with: ${regenerateCommand(emitOptionsOf(request))}${dataLoss}\n`);
+    const out = request.outputDir === DEFAULT_OUTPUT_DIR ? '' : ` -o ${request.outputDir}`;
+    io.out(
+      `Regenerate with: npx entity-gen generate${schemas.length > 0 ? ` ${request.schemaFiles.join(' ')}` : ''}${out}${dataLoss}\n`,
+    );
     process.exitCode = EXIT_INVALID;
   });
 
@@ -158,10 +156,28 @@ export function createProgram(io: Io): Command {
           'a schema file or the REST configuration changes. Stop with Ctrl-C.',
       ),
   ).action(async (schemas: string[], flags: GenerationFlags) => {
-    const request = generationRequest(schemas, flags, false);
+    const resolved = await resolveRequest(schemas, flags, false);
+    if (reportUsage(resolved.problem, io) || resolved.request === undefined) return;
     const { runDev } = await import('./dev/index.js');
-    process.exitCode = await runDev(request, io);
+    process.exitCode = await runDev(resolved.request, io);
   });
+
+  program
+    .command('init')
+    .description(
+      'Write a commented example schema.yaml into the working folder (never overwriting one) and ' +
+        'print the next commands.',
+    )
+    .action(async () => {
+      const { writeExampleSchema } = await import('./init.js');
+      const outcome = await writeExampleSchema(process.cwd());
+      if (outcome.problem !== undefined) {
+        io.err(`entity-gen: ${outcome.problem}\n`);
+        process.exitCode = EXIT_INVALID;
+        return;
+      }
+      io.out(outcome.message);
+    });
 
   program
     .command('validate')
@@ -186,8 +202,14 @@ export function createProgram(io: Io): Command {
 /** Adds the arguments and options every command that generates has. */
 function withGenerationOptions(command: Command): Command {
   return command
-    .argument('<schema...>', 'ENTITY schema files (.json, .yaml, .yml)')
-    .requiredOption('-o, --out <dir>', 'output folder of the generated service')
+    .argument(
+      '[schema...]',
+      'ENTITY schema files (.json, .yaml, .yml); none: repeat the generation recorded in the output folder',
+    )
+    .option(
+      '-o, --out <dir>',
+      `output folder of the generated service (default: ${DEFAULT_OUTPUT_DIR})`,
+    )
     .addOption(
       new Option('--runtime-spec <spec>', 'npm spec of the @entity-gen/runtime dependency').default(
         undefined,
@@ -198,10 +220,12 @@ function withGenerationOptions(command: Command): Command {
       '--rest-config <file>',
       'REST configuration (allowed methods, paging, ordering) to bake into the service',
     )
+    .option('--no-rest-config', 'drop the REST configuration recorded by an earlier generation')
     .option(
       '--access <file>',
       'access rules (roles per entity and method, owner rows) to bake into the service',
     )
+    .option('--no-access', 'drop the access rules recorded by an earlier generation')
     .addOption(
       new Option(
         '--driver <driver>',
@@ -217,33 +241,12 @@ function withGenerationOptions(command: Command): Command {
     );
 }
 
-function generationRequest(
-  schemas: readonly string[],
-  flags: GenerationFlags,
-  force: boolean,
-): GenerationRequest {
-  return {
-    schemaFiles: schemas.map(displayPath),
-    outputDir: displayPath(flags.out),
-    ...(flags.restConfig === undefined ? {} : { restConfigFile: displayPath(flags.restConfig) }),
-    ...(flags.access === undefined ? {} : { accessFile: displayPath(flags.access) }),
-    ...(flags.runtimeSpec === undefined ? {} : { runtimeSpec: flags.runtimeSpec }),
-    ...(flags.driver === undefined ? {} : { driver: flags.driver }),
-    force,
-    allowDataLoss: flags.allowDataLoss === true,
-    codemod: flags.codemod !== false,
-  };
-}
-
-function emitOptionsOf(request: GenerationRequest): Parameters<typeof regenerateCommand>[0] {
-  return {
-    schemaFiles: request.schemaFiles,
-    outputDir: request.outputDir,
-    ...(request.restConfigFile === undefined ? {} : { restConfigFile: request.restConfigFile }),
-    ...(request.accessFile === undefined ? {} : { accessFile: request.accessFile }),
-    ...(request.runtimeSpec === undefined ? {} : { runtimeSpec: request.runtimeSpec }),
-    ...(request.driver === undefined ? {} : { driver: request.driver }),
-  };
+/** Prints a usage problem and marks the run as wrong usage; returns whether there was one. */
+function reportUsage(problem: string | undefined, io: Io): boolean {
+  if (problem === undefined) return false;
+  io.err(`entity-gen: ${problem}\n`);
+  process.exitCode = EXIT_USAGE;
+  return true;
 }
 
 /** Explains why a generation may not write (files changed by hand) and marks the run failed. */
@@ -275,13 +278,6 @@ function reportDiagnostics(
   );
   process.exitCode = EXIT_INVALID;
   return true;
-}
-
-/** Paths as the user typed them, relative to the working folder and with `/` separators. */
-function displayPath(path: string): string {
-  const rel = relative(process.cwd(), resolve(path));
-  const shown = rel === '' ? '.' : rel.startsWith('..') && resolve(path) === path ? path : rel;
-  return shown.split('\\').join('/');
 }
 
 /** Runs the CLI with `argv` (without node and script); returns the exit code. */

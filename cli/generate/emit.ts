@@ -5,7 +5,7 @@ import type { EntityAccess } from '../access/index.js';
 import type { EntityModel, FieldModel, SchemaModel, TypeModel } from '../model/types.js';
 import type { JsonValue } from '../schema/types.js';
 import { DEFAULT_ENTITY_REST_CONFIG, type EntityRestConfig } from '../restconfig/index.js';
-import { regenerateCommand, type EmitOptions } from './options.js';
+import type { EmitOptions } from './options.js';
 import { generatorVersion, packageRoot } from './paths.js';
 import { loadTemplates, templateHelpers, type Template } from './templates.js';
 import {
@@ -25,7 +25,7 @@ import { definitionView, sortImportNames } from './view.js';
 
 export {
   DRIVER_CHOICES,
-  regenerateCommand,
+  REGENERATE_COMMAND,
   type DriverChoice,
   type EmitOptions,
 } from './options.js';
@@ -44,6 +44,28 @@ export interface EmittedFile {
   readonly sources: readonly string[];
   readonly owner: FileOwner;
 }
+
+/**
+ * The service folder's `.gitignore` (a user file: created when absent, never changed). Sources,
+ * `package-lock.json`, migrations and the manifest are committed.
+ */
+const GITIGNORE = `# Created by entity-gen once; yours to extend. What git leaves out of this service folder:
+# installed packages, the build, the SQLite database and its journals, local secrets, logs.
+node_modules/
+dist/
+data/
+*.db
+*.db-journal
+*.db-wal
+*.db-shm
+*.sqlite
+*.sqlite-wal
+*.sqlite-shm
+.env
+.env.*
+*.log
+coverage/
+`;
 
 /** Versions written into the generated package.json; kept in one place. */
 const SERVICE_DEPENDENCIES = {
@@ -107,6 +129,7 @@ export function emitService(
     { path: 'src/service.ts', contents: templates.service(serviceView), sources: all, owner },
     { path: 'src/server.ts', contents: templates.server({}), sources: all, owner: 'user' },
     { path: 'tsconfig.json', contents: templates.tsconfig({}), sources: all, owner },
+    { path: '.gitignore', contents: GITIGNORE, sources: all, owner: 'user' },
     {
       path: 'package.json',
       contents: templates.packageJson({
@@ -126,7 +149,6 @@ export function emitService(
       contents: templates.readme({
         title,
         sourceList: all.map((file) => `\`${file}\``).join(', '),
-        command: regenerateCommand(options),
         entities: model.entities.map(readmeEntityView),
         access:
           access === undefined || options.accessFile === undefined

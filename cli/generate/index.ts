@@ -8,7 +8,7 @@ import type { SchemaSource } from '../schema/types.js';
 import {
   emitService,
   headerLine,
-  regenerateCommand,
+  REGENERATE_COMMAND,
   type EmitOptions,
   type FileOwner,
 } from './emit.js';
@@ -63,25 +63,52 @@ export async function generate(
     return { files: [], diagnostics: access.diagnostics, model: undefined };
   const emitOptions = {
     ...options,
-    ...(restConfig === undefined ? {} : { restConfigFile: restConfig.file }),
-    ...(accessFile === undefined ? {} : { accessFile: accessFile.file }),
+    ...(restConfig === undefined || options.restConfigFile !== undefined
+      ? {}
+      : { restConfigFile: restConfig.file }),
+    ...(accessFile === undefined || options.accessFile !== undefined
+      ? {}
+      : { accessFile: accessFile.file }),
   };
-  const emitted = emitService(model, emitOptions, rest.configs, access.access);
+  const named = withSourceNames(model, options.sourceNames);
+  const emitted = emitService(named, emitOptions, rest.configs, access.access);
   const files = emitted.map((file) => ({
     path: file.path,
     contents: finishFile(
       file.owner === 'user'
         ? file.contents
-        : withHeader(file.path, file.contents, headerLine(model, file.sources), emitOptions),
+        : withHeader(file.path, file.contents, headerLine(named, file.sources)),
     ),
     owner: file.owner,
   }));
-  return { files, diagnostics: [], model };
+  return { files, diagnostics: [], model: named };
 }
 
-/** Adds the "generated, do not edit" header in the comment syntax of the file type. */
-function withHeader(path: string, contents: string, header: string, options: EmitOptions): string {
-  const command = `Regenerate: ${regenerateCommand(options)}`;
+/** The model with its schema files named as generated files name them (see `sourceNames`). */
+function withSourceNames(
+  model: SchemaModel,
+  names: Readonly<Record<string, string>> | undefined,
+): SchemaModel {
+  if (names === undefined) return model;
+  const name = (file: string): string => names[file] ?? file;
+  return Object.freeze({
+    ...model,
+    sourceFiles: Object.freeze(model.sourceFiles.map(name)),
+    entities: Object.freeze(
+      model.entities.map((entity) =>
+        Object.freeze({ ...entity, sourceFile: name(entity.sourceFile) }),
+      ),
+    ),
+  });
+}
+
+/**
+ * Adds the "generated, do not edit" header in the comment syntax of the file type. The command
+ * is the same wherever and by whomever the service was generated: the options are remembered in
+ * the folder's manifest, so repeating the generation needs none.
+ */
+function withHeader(path: string, contents: string, header: string): string {
+  const command = `Regenerate: ${REGENERATE_COMMAND}`;
   if (path.endsWith('.ts') || path.endsWith('tsconfig.json'))
     return `// ${header}\n// ${command}\n\n${contents}`;
   if (path.endsWith('.md')) return `<!-- ${header} -->\n<!-- ${command} -->\n\n${contents}`;

@@ -3,8 +3,13 @@
 
 /** Options that shape the generated service. */
 export interface EmitOptions {
-  /** The schema files as the user named them, for headers and the regenerate command. */
+  /** The schema files as headers name them. */
   readonly schemaFiles: readonly string[];
+  /**
+   * How generated files name each schema file (by the name it was read under): the CLI names them
+   * relative to the output folder, so the output does not depend on the working directory.
+   */
+  readonly sourceNames?: Readonly<Record<string, string>>;
   /** The output folder as the user named it. */
   readonly outputDir: string;
   /** npm spec of the `@entity-gen/runtime` dependency (default: `^<generator version>`). */
@@ -23,21 +28,6 @@ export type DriverChoice = 'sqlite' | 'postgres' | 'both';
 /** The `--driver` values, for the CLI. */
 export const DRIVER_CHOICES: readonly DriverChoice[] = ['sqlite', 'postgres', 'both'];
 
-/** The command that regenerates the service, as the user would type it. */
-export function regenerateCommand(options: EmitOptions): string {
-  const schemas = options.schemaFiles.map(shellWord).join(' ');
-  const runtime =
-    options.runtimeSpec === undefined ? '' : ` --runtime-spec ${shellWord(options.runtimeSpec)}`;
-  const driver = options.driver === undefined ? '' : ` --driver ${options.driver}`;
-  const rest =
-    options.restConfigFile === undefined
-      ? ''
-      : ` --rest-config ${shellWord(options.restConfigFile)}`;
-  const access =
-    options.accessFile === undefined ? '' : ` --access ${shellWord(options.accessFile)}`;
-  return `npx entity-gen generate ${schemas} -o ${shellWord(options.outputDir)}${rest}${access}${runtime}${driver}`;
-}
-
-function shellWord(word: string): string {
-  return /^[A-Za-z0-9_./:@^~=+-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
-}
+/** How a generated file says it is regenerated: in the service folder, with the remembered options. */
+export const REGENERATE_COMMAND =
+  'npx entity-gen generate -o . (in this folder; the options are remembered)';

@@ -2,6 +2,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+/** The npm name of the generator. */
+export const PACKAGE_NAME = '@entity-gen/cli';
+
 /** The entity-gen package folder, found upwards from this module (works from source and from dist). */
 export function packageRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
@@ -9,10 +12,10 @@ export function packageRoot(): string {
     const manifest = join(dir, 'package.json');
     if (existsSync(manifest)) {
       const parsed = JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown };
-      if (parsed.name === 'entity-gen') return dir;
+      if (parsed.name === PACKAGE_NAME) return dir;
     }
     const parent = dirname(dir);
-    if (parent === dir) throw new Error('entity-gen package root not found');
+    if (parent === dir) throw new Error(`${PACKAGE_NAME} package root not found`);
     dir = parent;
   }
 }

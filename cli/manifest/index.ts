@@ -4,12 +4,19 @@
  * tell a file the user edited from one the generator may rewrite or delete, and what the
  * migrations planner diffs the new schema against.
  *
- *     {"format": 1, "generator": "0.1.0", "schemaHash": "<sha-256 hex>",
+ *     {"format": 1,
+ *      "invocation": {"schemas": ["../schema.yaml"], "restConfig": …, "access": …,
+ *                     "runtimeSpec": …, "driver": …},
+ *      "schemaHash": "<sha-256 hex>",
  *      "schema": [<ENTITY documents as written, sorted by entity name>],
  *      "files": {"<path>": "sha256:<hex>", ...}}
  *
  * Keys in that order, files sorted by path, 2-space JSON with a trailing newline. The manifest
- * does not list itself, nor the user's files (`src/hooks/*`, `src/server.ts`).
+ * does not list itself, nor the user's files (`src/hooks/*`, `src/server.ts`). `invocation` is the
+ * generation to repeat when `generate`, `check` or `dev` get no schema (paths relative to the
+ * output folder). It records no generator version, so a newer entity-gen that writes the same
+ * files leaves the manifest, and `check`, unchanged; a `generator` key of older manifests is read
+ * and dropped.
  */
 import { createHash } from 'node:crypto';
 import type { JsonValue } from '../schema/types.js';
@@ -20,10 +27,21 @@ export const MANIFEST_PATH = '.entity-gen/manifest.json';
 /** The manifest format this generator reads and writes. */
 export const MANIFEST_FORMAT = 1;
 
+/** The options of a generation that are remembered for the next one; paths relative to the folder. */
+export interface Invocation {
+  /** Schema files, relative to the output folder, `/`-separated. */
+  readonly schemas: readonly string[];
+  readonly restConfig?: string;
+  readonly access?: string;
+  /** npm spec of the runtime dependency, as given (a `file:` spec is relative to the folder). */
+  readonly runtimeSpec?: string;
+  readonly driver?: string;
+}
+
 export interface Manifest {
   readonly format: typeof MANIFEST_FORMAT;
-  /** Version of the entity-gen that wrote it. */
-  readonly generator: string;
+  /** How the folder was generated, when known (older manifests do not say). */
+  readonly invocation?: Invocation;
   /** `SchemaModel.hash` of the schema the files were generated from. */
   readonly schemaHash: string;
   /** The ENTITY documents as written, sorted by entity name. */
@@ -45,7 +63,7 @@ export function renderManifest(manifest: Manifest): string {
   }
   const ordered = {
     format: manifest.format,
-    generator: manifest.generator,
+    ...(manifest.invocation === undefined ? {} : { invocation: manifest.invocation }),
     schemaHash: manifest.schemaHash,
     schema: manifest.schema,
     files,
@@ -72,14 +90,19 @@ export function parseManifest(text: string): ParsedManifest {
     };
   }
   if (!isObject(parsed)) return { problem: 'not a JSON object' };
-  const { format, generator, schemaHash, schema, files } = parsed;
+  const { format, generator, invocation, schemaHash, schema, files } = parsed;
   if (typeof format === 'number' && format > MANIFEST_FORMAT) {
     return {
       problem: `format ${format} was written by a newer entity-gen (${String(generator)}); upgrade entity-gen`,
     };
   }
   if (format !== MANIFEST_FORMAT) return { problem: `unknown format ${JSON.stringify(format)}` };
-  if (typeof generator !== 'string') return { problem: '"generator" is not a string' };
+  const recorded = invocation === undefined ? undefined : parseInvocation(invocation);
+  if (recorded === 'invalid')
+    return {
+      problem:
+        '"invocation" is not {schemas: [paths], restConfig?, access?, runtimeSpec?, driver?}',
+    };
   if (typeof schemaHash !== 'string') return { problem: '"schemaHash" is not a string' };
   if (!Array.isArray(schema)) return { problem: '"schema" is not a list' };
   if (!isObject(files)) return { problem: '"files" is not an object' };
@@ -98,12 +121,32 @@ export function parseManifest(text: string): ParsedManifest {
   return {
     manifest: {
       format: MANIFEST_FORMAT,
-      generator,
+      ...(recorded === undefined ? {} : { invocation: recorded }),
       schemaHash,
       schema: schema as JsonValue[],
       files: hashes,
     },
   };
+}
+
+/** The recorded invocation, checked: strings where strings belong, at least one schema. */
+function parseInvocation(value: unknown): Invocation | 'invalid' {
+  if (!isObject(value)) return 'invalid';
+  const { schemas, restConfig, access, runtimeSpec, driver } = value;
+  if (
+    !Array.isArray(schemas) ||
+    schemas.length === 0 ||
+    !schemas.every((schema) => typeof schema === 'string' && schema !== '')
+  )
+    return 'invalid';
+  const optional = { restConfig, access, runtimeSpec, driver };
+  const result: Record<string, unknown> = { schemas: schemas as string[] };
+  for (const [key, item] of Object.entries(optional)) {
+    if (item === undefined) continue;
+    if (typeof item !== 'string' || item === '') return 'invalid';
+    result[key] = item;
+  }
+  return result as unknown as Invocation;
 }
 
 /** A `/`-separated relative path without empty, `.` or `..` segments. */

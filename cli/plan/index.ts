@@ -24,6 +24,7 @@ import {
   MANIFEST_PATH,
   parseManifest,
   renderManifest,
+  type Invocation,
   type Manifest,
 } from '../manifest/index.js';
 import type { UserCodeResult } from '../codemod/index.js';
@@ -66,8 +67,8 @@ export interface PlanOptions {
   readonly force: boolean;
   /** Passed to the migrations planner: allow migrations that lose data. */
   readonly allowDataLoss: boolean;
-  /** Version recorded in the manifest. */
-  readonly generatorVersion: string;
+  /** The generation to record in the manifest, for `generate` without arguments. */
+  readonly invocation?: Invocation;
 }
 
 /** What a run does with one file. `keep`: a user file that exists and is left alone. */
@@ -209,7 +210,7 @@ export function planOutput(
 
   const manifest: Manifest = {
     format: MANIFEST_FORMAT,
-    generator: options.generatorVersion,
+    ...(options.invocation === undefined ? {} : { invocation: options.invocation }),
     schemaHash: generated.model.hash,
     schema: generated.model.entities.map((entity) => entity.document),
     files: hashes,

@@ -1,7 +1,7 @@
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import type { Diagnostic } from '../diagnostics.js';
 import { generate, type DriverChoice } from '../generate/index.js';
-import { generatorVersion } from '../generate/paths.js';
+import { folderPath, invocationOf } from '../invocation.js';
 import { MANIFEST_PATH } from '../manifest/index.js';
 import type { SchemaModel } from '../model/types.js';
 import { readSchemaSources, type SchemaSource } from '../schema/index.js';
@@ -46,30 +46,44 @@ export interface PreparedGeneration {
 export async function prepareGeneration(request: GenerationRequest): Promise<PreparedGeneration> {
   const read = await readSchemaSources(request.schemaFiles);
   if (read.diagnostics.length > 0) return { diagnostics: read.diagnostics };
-  let restConfig: SchemaSource | undefined;
-  if (request.restConfigFile !== undefined) {
-    const rest = await readSchemaSources([request.restConfigFile]);
-    if (rest.diagnostics.length > 0) return { diagnostics: rest.diagnostics };
-    restConfig = rest.sources[0];
-  }
-  let access: SchemaSource | undefined;
-  if (request.accessFile !== undefined) {
-    const read = await readSchemaSources([request.accessFile]);
-    if (read.diagnostics.length > 0) return { diagnostics: read.diagnostics };
-    access = read.sources[0];
-  }
+  const optional = async (file: string | undefined): Promise<ReadOptional> => {
+    if (file === undefined) return { source: undefined };
+    const found = await readSchemaSources([file]);
+    return found.diagnostics.length > 0
+      ? { diagnostics: found.diagnostics }
+      : { source: found.sources[0] };
+  };
+  const rest = await optional(request.restConfigFile);
+  if (rest.diagnostics !== undefined) return { diagnostics: rest.diagnostics };
+  const access = await optional(request.accessFile);
+  if (access.diagnostics !== undefined) return { diagnostics: access.diagnostics };
+  // What is generated names its inputs relative to the output folder, so that it does not depend
+  // on the working directory; diagnostics name them as the user did.
+  const inFolder = (file: string): string => folderPath(request.outputDir, file);
+  const sourceNames = Object.fromEntries(
+    read.sources.map((source) => [source.file, inFolder(source.file)]),
+  );
+  const asShown = (diagnostics: readonly Diagnostic[]): Diagnostic[] =>
+    diagnostics.map((diagnostic) =>
+      diagnostic.file === MANIFEST_PATH
+        ? { ...diagnostic, file: join(request.outputDir, MANIFEST_PATH).split('\\').join('/') }
+        : diagnostic,
+    );
   const result = await generate(
     read.sources,
     {
-      schemaFiles: read.sources.map((source) => source.file),
-      outputDir: request.outputDir,
+      schemaFiles: read.sources.map((source) => inFolder(source.file)),
+      sourceNames,
+      outputDir: basename(resolve(request.outputDir)),
+      ...(rest.source === undefined ? {} : { restConfigFile: inFolder(rest.source.file) }),
+      ...(access.source === undefined ? {} : { accessFile: inFolder(access.source.file) }),
       ...(request.runtimeSpec === undefined ? {} : { runtimeSpec: request.runtimeSpec }),
       ...(request.driver === undefined ? {} : { driver: request.driver }),
     },
-    restConfig,
-    access,
+    rest.source,
+    access.source,
   );
-  if (result.model === undefined) return { diagnostics: result.diagnostics };
+  if (result.model === undefined) return { diagnostics: asShown(result.diagnostics) };
   const snapshot = await readOutputSnapshot(
     resolve(request.outputDir),
     result.files.map((file) => file.path),
@@ -77,7 +91,7 @@ export async function prepareGeneration(request: GenerationRequest): Promise<Pre
   let plan = planOutput({ files: result.files, model: result.model }, snapshot, {
     force: request.force,
     allowDataLoss: request.allowDataLoss,
-    generatorVersion: generatorVersion(),
+    invocation: invocationOf(request),
   });
   const unchanged = request.userCodeCheck === 'changes' && isUpToDate(plan);
   if (plan.diagnostics.length === 0 && !unchanged) {
@@ -91,10 +105,10 @@ export async function prepareGeneration(request: GenerationRequest): Promise<Pre
     });
     plan = withUserCode(plan, userCode);
   }
-  const diagnostics = plan.diagnostics.map((diagnostic) =>
-    diagnostic.file === MANIFEST_PATH
-      ? { ...diagnostic, file: join(request.outputDir, MANIFEST_PATH).split('\\').join('/') }
-      : diagnostic,
-  );
-  return { diagnostics, model: result.model, plan };
+  return { diagnostics: asShown(plan.diagnostics), model: result.model, plan };
 }
+
+/** A REST configuration or access file read, or why it could not be. */
+type ReadOptional =
+  | { readonly source: SchemaSource | undefined; readonly diagnostics?: undefined }
+  | { readonly source?: undefined; readonly diagnostics: readonly Diagnostic[] };

@@ -68,9 +68,11 @@ describe('entity-gen generate --driver', () => {
     } else {
       expect(manifest.allowScripts?.['better-sqlite3']).toBeUndefined();
     }
-    // The regenerate command in the headers keeps the choice.
-    const app = await readFile(join(WORK, `svc-${driver}`, 'src', 'app.ts'), 'utf8');
-    expect(app).toContain(`--driver ${driver}`);
+    // The manifest remembers the choice for the next generation without options.
+    const recorded = JSON.parse(
+      await readFile(join(WORK, `svc-${driver}`, '.entity-gen', 'manifest.json'), 'utf8'),
+    ) as { invocation: { driver: string } };
+    expect(recorded.invocation.driver).toBe(driver);
   });
 
   it('refuses any other driver as a usage error (exit 2) and writes nothing', async () => {

@@ -2,7 +2,6 @@ import { mkdir, readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generate, type GenerateResult, type GeneratedFile } from '../../cli/generate/index.js';
-import { generatorVersion } from '../../cli/generate/paths.js';
 import { EMPTY_OUTPUT, planChanges, planOutput, type Plan } from '../../cli/plan/index.js';
 import type { SchemaSource } from '../../cli/schema/types.js';
 import { applyChanges } from '../../cli/write.js';
@@ -85,7 +84,6 @@ export async function planFixtureFromScratch(fixture: Fixture): Promise<Plan> {
   return planOutput(await generateFixtureResult(fixture), EMPTY_OUTPUT, {
     force: false,
     allowDataLoss: false,
-    generatorVersion: generatorVersion(),
   });
 }
 

@@ -19,7 +19,7 @@ import {
 
 // These tests are about file ownership; schema changes that drop data are allowed so that the
 // migrations planner does not stop them (its own rules are tested at the end).
-const OPTIONS: PlanOptions = { force: false, allowDataLoss: true, generatorVersion: '9.9.9' };
+const OPTIONS: PlanOptions = { force: false, allowDataLoss: true };
 
 const THING = `type: ENTITY
 entity:
@@ -53,9 +53,10 @@ async function generated(...documents: string[]): Promise<Generated> {
 }
 
 /** The folder as a generation from scratch leaves it. */
-function written(generation: Generated): Map<string, string> {
+function written(generation: Generated, options: Partial<PlanOptions> = {}): Map<string, string> {
   const files = new Map<string, string>();
-  for (const write of planChanges(planOutput(generation, EMPTY_OUTPUT, OPTIONS)).writes)
+  for (const write of planChanges(planOutput(generation, EMPTY_OUTPUT, { ...OPTIONS, ...options }))
+    .writes)
     files.set(write.path, write.contents);
   return files;
 }
@@ -93,6 +94,7 @@ describe('planOutput', () => {
     expect(plan.blocked).toBe(false);
     expect(actions(plan, 'create')).toEqual([
       MANIFEST_PATH,
+      '.gitignore',
       'README.md',
       'package.json',
       'src/app.ts',
@@ -107,14 +109,31 @@ describe('planOutput', () => {
     expect(isUpToDate(plan)).toBe(false);
   });
 
+  it('records the invocation after format, and reads a manifest of an older entity-gen', async () => {
+    const generation = await generated(WIDGET);
+    const invocation = {
+      schemas: ['../schema.yaml'],
+      runtimeSpec: 'file:../runtime',
+      driver: 'sqlite',
+    };
+    const text = written(generation, { invocation }).get(MANIFEST_PATH) ?? '';
+    const parsed = JSON.parse(text) as Record<string, unknown>;
+    expect(Object.keys(parsed)).toEqual(['format', 'invocation', 'schemaHash', 'schema', 'files']);
+    expect(parsed['invocation']).toEqual(invocation);
+    const old = JSON.stringify({ ...parsed, invocation: undefined, generator: '0.0.1' });
+    const plan = planOutput(generation, { ...EMPTY_OUTPUT, manifest: old }, OPTIONS);
+    expect(plan.diagnostics).toEqual([]);
+  });
+
   it('writes the manifest in the agreed format: keys in order, files sorted, 2 spaces, newline', async () => {
     const generation = await generated(WIDGET, THING);
     const text = written(generation).get(MANIFEST_PATH) ?? '';
     expect(text.endsWith('}\n')).toBe(true);
     const parsed = JSON.parse(text) as Record<string, unknown>;
-    expect(Object.keys(parsed)).toEqual(['format', 'generator', 'schemaHash', 'schema', 'files']);
+    expect(Object.keys(parsed)).toEqual(['format', 'schemaHash', 'schema', 'files']);
     expect(parsed['format']).toBe(1);
-    expect(parsed['generator']).toBe('9.9.9');
+    // No generator version: a newer entity-gen writing the same files changes nothing.
+    expect(parsed['generator']).toBeUndefined();
     expect(parsed['schemaHash']).toBe(generation.model.hash);
     expect(parsed['schema']).toEqual(generation.model.entities.map((entity) => entity.document));
     expect(
@@ -135,7 +154,7 @@ describe('planOutput', () => {
     const plan = planOutput(generation, snapshotOf(written(generation)), OPTIONS);
     expect(isUpToDate(plan)).toBe(true);
     expect(planChanges(plan)).toEqual({ writes: [], deletes: [] });
-    expect(actions(plan, 'keep')).toEqual(['src/hooks/thing.ts', 'src/server.ts']);
+    expect(actions(plan, 'keep')).toEqual(['.gitignore', 'src/hooks/thing.ts', 'src/server.ts']);
   });
 
   it.each([
@@ -356,6 +375,16 @@ describe('planOutput', () => {
   it.each([
     ['not JSON', '{'],
     ['a newer format', JSON.stringify({ format: 2, generator: '5.0.0' })],
+    [
+      'an invocation without schemas',
+      JSON.stringify({
+        format: 1,
+        invocation: { schemas: [] },
+        schemaHash: 'x',
+        schema: [],
+        files: {},
+      }),
+    ],
     [
       'a path outside the folder',
       JSON.stringify({
