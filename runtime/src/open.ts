@@ -25,7 +25,27 @@ export async function createDriver(url: string): Promise<StorageDriver> {
 
 /** A URL fit for logs: the password replaced by `***`. */
 export function redactUrl(url: string): string {
-  return url.replace(/^([a-z]+:\/\/[^:/@]*):[^@/]*@/i, '$1:***@');
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url);
+  let redacted = url;
+  if (scheme !== null) {
+    const rest = url.slice(scheme[0].length);
+    const queryAt = rest.search(/[?#]/);
+    const authority = queryAt === -1 ? rest : rest.slice(0, queryAt);
+    // A host cannot contain '@', so the last one ends the user info, even when an unencoded
+    // password holds '@', ':' or '/' itself.
+    const at = authority.lastIndexOf('@');
+    if (at !== -1) {
+      const userInfo = authority.slice(0, at);
+      const colon = userInfo.indexOf(':');
+      const user = colon === -1 ? userInfo : `${userInfo.slice(0, colon)}:***`;
+      redacted = `${scheme[0]}${user}${rest.slice(at)}`;
+    }
+  }
+  // Query parameters that carry secrets (password=, sslpassword=, …) keep their name only.
+  return redacted.replace(
+    /([?&][^=&#]*(?:pass|secret|token)[^=&#]*=)[^&#]*/gi,
+    (_match, name: string) => `${name}***`,
+  );
 }
 
 /** Loads a driver module, explaining a missing database client instead of a bare resolve error. */

@@ -142,6 +142,12 @@ export async function patchRecord<R extends object>(
   if (!isPlainObject(payload)) {
     throw new BadRequestError('"data" must be an object holding the fields to change');
   }
+  // Checked before merging: `merged.__proto__ = …` would change the prototype, not add a field.
+  const unknown: Issue[] = Object.keys(payload)
+    .filter((name) => !Object.hasOwn(definition.fields, name))
+    .map((name) => ({ path: [name], code: 'unknown_field', message: `Unknown field ${name}` }));
+  if (unknown.length > 0)
+    throw new BadRequestError(singleRecordReason(definition, payload, unknown), unknown);
   const createIfAbsent = definition.singleRecordId !== undefined;
   await writeRecord(
     ctx,
@@ -152,7 +158,13 @@ export async function patchRecord<R extends object>(
       const merged: Record<string, unknown> = existing === undefined ? {} : { ...existing };
       for (const [name, value] of Object.entries(payload)) {
         if (value === null) delete merged[name];
-        else merged[name] = value;
+        else
+          Object.defineProperty(merged, name, {
+            value,
+            enumerable: true,
+            writable: true,
+            configurable: true,
+          });
       }
       const owned =
         existing === undefined ? withOwner(definition, ownerScopeOf(ctx), merged) : merged;

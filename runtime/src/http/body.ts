@@ -4,6 +4,11 @@ import { BadRequestError, HttpError } from '../errors.js';
 /** Default maximum request body size: 10 MiB. */
 export const DEFAULT_BODY_LIMIT = 10 * 1024 * 1024;
 
+/** How deep a field value (OBJECT, ARRAY, ANY, DICTIONARY) may nest objects and arrays. */
+export const MAX_VALUE_DEPTH = 64;
+/** The envelope adds up to three levels: `{"data": [ {record} ]}`. */
+const MAX_BODY_DEPTH = MAX_VALUE_DEPTH + 3;
+
 /**
  * Reads and parses a JSON request body. Rejects a missing or non-JSON content type (415), a body
  * over `limit` bytes (413, checked against `Content-Length` first and while streaming) and
@@ -24,12 +29,40 @@ export async function readJsonBody(ctx: Context, limit: number): Promise<unknown
   const text = await readText(ctx, limit);
   if (text.trim() === '')
     throw new BadRequestError('Request body is empty; expected a JSON object');
+  // Checked on the text, before parsing: deeper values would exhaust the stack when they are
+  // parsed, converted or stored, and no schema needs them.
+  if (nestingDepth(text) > MAX_BODY_DEPTH)
+    throw new BadRequestError(
+      `Request body nests objects and arrays too deeply; values may nest at most ${MAX_VALUE_DEPTH} levels`,
+    );
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error);
     throw new BadRequestError(`Request body is not valid JSON: ${detail}`);
   }
+}
+
+/** The deepest nesting of objects and arrays in a JSON text (brackets inside strings ignored). */
+function nestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (inString) {
+      if (code === 0x5c)
+        i++; // backslash: skip the escaped character
+      else if (code === 0x22) inString = false;
+    } else if (code === 0x22) {
+      inString = true;
+    } else if (code === 0x7b || code === 0x5b) {
+      if (++depth > deepest) deepest = depth;
+    } else if (code === 0x7d || code === 0x5d) {
+      depth--;
+    }
+  }
+  return deepest;
 }
 
 function tooLarge(limit: number): HttpError {

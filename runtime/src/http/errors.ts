@@ -30,6 +30,10 @@ export function errorMiddleware(logger: Logger): Middleware<RequestState> {
     const requestId = given !== '' && CLIENT_REQUEST_ID.test(given) ? given : nextRequestId();
     ctx.state.requestId = requestId;
     ctx.set(REQUEST_ID_HEADER, requestId);
+    // Every answer is JSON about data that changes: never sniffed as another type, never stored
+    // by caches (clients revalidate with ETag / If-None-Match instead).
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.set('Cache-Control', 'no-store');
     const started = logger.isLevelEnabled('debug') ? performance.now() : 0;
     try {
       await next();

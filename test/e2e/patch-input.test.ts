@@ -1,0 +1,89 @@
+/**
+ * PATCH checks its body like POST and PUT: an unknown field, and a prototype-polluting key, are a
+ * 400 naming them, and nothing is written. Every answer carries nosniff and no-store.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bootFixture, type BootedService } from '../helpers/service.js';
+
+let service: BootedService;
+beforeAll(async () => {
+  service = await bootFixture('shop', { folder: 'e2e-patch-input' });
+  const inserted = await service.request('POST', '/data/category', {
+    body: { data: { name: 'tools', description: 'Hand tools' } },
+  });
+  expect(inserted.status, inserted.text).toBe(200);
+});
+afterAll(async () => {
+  await service?.close();
+});
+
+describe('PATCH rejects what POST and PUT reject', () => {
+  it.each([
+    [
+      'an unknown field',
+      '{"data": {"colour": "red"}}',
+      'Field colour is not defined for Entity CATEGORY',
+    ],
+    [
+      '__proto__',
+      '{"data": {"__proto__": {"admin": true}}}',
+      'Field __proto__ is not defined for Entity CATEGORY',
+    ],
+    [
+      'constructor',
+      '{"data": {"constructor": {"prototype": {}}}}',
+      'Field constructor is not defined for Entity CATEGORY',
+    ],
+  ])('%s', async (_name, raw, reason) => {
+    const response = await service.request('PATCH', '/data/category/tools', {
+      raw,
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(response.status, response.text).toBe(400);
+    expect(response.body.error.reason).toBe(reason);
+    const stored = await service.request('GET', '/data/category/tools');
+    expect(stored.body.data).toEqual({ name: 'tools', description: 'Hand tools' });
+    expect(stored.headers.get('etag')).toBe('"1"');
+  });
+});
+
+describe('response headers', () => {
+  it('data and errors are never sniffed nor stored by caches', async () => {
+    for (const path of ['/data/category/tools', '/data/category/none', '/health']) {
+      const response = await service.request('GET', path);
+      expect(response.headers.get('x-content-type-options'), path).toBe('nosniff');
+      expect(response.headers.get('cache-control'), path).toBe('no-store');
+    }
+  });
+});
+
+describe('nesting depth', () => {
+  const nested = (levels: number): string => `${'['.repeat(levels)}1${']'.repeat(levels)}`;
+
+  it('accepts 64 levels inside a field and refuses deeper values with a 400, on every write', async () => {
+    const ok = await service.request('POST', '/data/product', {
+      raw: `{"data": {"code": "deep", "name": "Deep", "price": 1, "attributes": ${nested(64)}}}`,
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(ok.status, ok.text).toBe(200);
+    for (const [method, path] of [
+      ['POST', '/data/product'],
+      ['PUT', '/data/product/deeper'],
+      ['PATCH', '/data/product/deep'],
+    ] as const) {
+      const response = await service.request(method, path, {
+        raw: `{"data": {"code": "deeper", "name": "Deeper", "price": 1, "attributes": ${nested(5000)}}}`,
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(response.status, `${method} ${response.text}`).toBe(400);
+      expect(response.body.error.reason).toBe(
+        'Request body nests objects and arrays too deeply; values may nest at most 64 levels',
+      );
+    }
+    // Brackets inside strings do not count.
+    const text = await service.request('PATCH', '/data/product/deep', {
+      body: { data: { name: '['.repeat(500) } },
+    });
+    expect(text.status, text.text).toBe(200);
+  });
+});
