@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
 import type { OwnerScope, Principal } from '../auth/access.js';
 import { errorBody, successBody } from '../envelope.js';
-import { isHttpError } from '../errors.js';
+import { isHttpError, isStorageUnavailableError } from '../errors.js';
 import type { Logger } from '../logger.js';
 
 const INTERNAL_ERROR_REASON = 'Internal server error';
@@ -25,6 +25,7 @@ export interface RequestState {
  * from clients and logs them with the request id.
  */
 export function errorMiddleware(logger: Logger): Middleware<RequestState> {
+  const outage = new OutageLog(logger);
   return async (ctx, next) => {
     const given = ctx.get(REQUEST_ID_HEADER);
     const requestId = given !== '' && CLIENT_REQUEST_ID.test(given) ? given : nextRequestId();
@@ -43,13 +44,15 @@ export function errorMiddleware(logger: Logger): Middleware<RequestState> {
         ctx.status = error.status;
         for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
         ctx.body = errorBody(error.expose ? error.reason : INTERNAL_ERROR_REASON, error.issues);
-        if (error.status >= 500) logger.error({ requestId, err: error }, error.message);
+        if (isStorageUnavailableError(error)) outage.failed(error.message);
+        else if (error.status >= 500) logger.error({ requestId, err: error }, error.message);
       } else {
         logger.error({ requestId, err: error }, 'unhandled error');
         ctx.status = 500;
         ctx.body = errorBody(INTERNAL_ERROR_REASON);
       }
     }
+    if (ctx.status < 500) outage.answered();
     if (logger.isLevelEnabled('debug')) {
       logger.debug(
         {
@@ -64,6 +67,49 @@ export function errorMiddleware(logger: Logger): Middleware<RequestState> {
       );
     }
   };
+}
+
+/** How often a continuing storage outage is logged again. */
+const OUTAGE_REMINDER_MS = 30_000;
+
+/**
+ * The log of a storage outage: one warning when requests start failing with 503, a reminder with
+ * the count every 30 s while it lasts, one line when requests succeed again — instead of a stack
+ * trace per request, which would flood the log exactly when it is needed.
+ */
+class OutageLog {
+  private since: number | undefined;
+  private lastLogged = 0;
+  private failures = 0;
+
+  constructor(private readonly logger: Logger) {}
+
+  failed(detail: string): void {
+    const now = Date.now();
+    this.failures++;
+    if (this.since === undefined) {
+      this.since = now;
+      this.lastLogged = now;
+      this.logger.warn({ detail }, 'storage unavailable: answering 503 until it is back');
+    } else if (now - this.lastLogged >= OUTAGE_REMINDER_MS) {
+      this.lastLogged = now;
+      this.logger.warn(
+        { detail, failedRequests: this.failures, seconds: Math.round((now - this.since) / 1000) },
+        'storage still unavailable',
+      );
+    }
+  }
+
+  answered(): void {
+    if (this.since === undefined) return;
+    const seconds = Math.round((Date.now() - this.since) / 1000);
+    this.logger.warn(
+      { failedRequests: this.failures, seconds },
+      `storage available again after ${seconds} s`,
+    );
+    this.since = undefined;
+    this.failures = 0;
+  }
 }
 
 /** Ids unique per process start (random prefix) and per request (counter): cheaper than a UUID each. */
