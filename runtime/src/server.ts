@@ -1,6 +1,8 @@
-import type { Server } from 'node:http';
+import { createServer, STATUS_CODES, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { resolve } from 'node:path';
 import type { Authenticator } from './auth/credentials.js';
+import { errorBody } from './envelope.js';
 import type { OpenOptions, StorageDriver, TableDescriptor } from './driver.js';
 import { isStorageUnavailableError, StorageUnavailableError } from './errors.js';
 import { createLogger, type Logger } from './logger.js';
@@ -21,6 +23,13 @@ export interface StartOptions {
   readonly auth?: Authenticator;
   /** Origins allowed to call the service from a browser (`CORS_ORIGINS`). */
   readonly corsOrigins?: readonly string[];
+  /**
+   * Time a client has to send a whole request, headers and body (default 30 s,
+   * `REQUEST_TIMEOUT_MS`); the headers must arrive within it too (at most 20 s).
+   */
+  readonly requestTimeoutMs?: number;
+  /** Open connections at most; more are refused (default 1024, `MAX_CONNECTIONS`). */
+  readonly maxConnections?: number;
   /** Stop waiting for open requests after this long on shutdown (default 10 s). */
   readonly shutdownTimeoutMs?: number;
   /**
@@ -90,7 +99,8 @@ export async function startServer(options: StartOptions): Promise<RunningService
     ...(options.auth === undefined ? {} : { auth: options.auth }),
     ...(options.corsOrigins === undefined ? {} : { corsOrigins: options.corsOrigins }),
   });
-  const server = app.listen(options.port, options.host);
+  const server = limitedServer(app, options);
+  server.listen(options.port, options.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
@@ -134,6 +144,56 @@ export async function startServer(options: StartOptions): Promise<RunningService
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
   return { server, driver, close };
+}
+
+/** Default of `requestTimeoutMs`. */
+const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/** Default of `maxConnections`. */
+const DEFAULT_MAX_CONNECTIONS = 1024;
+/** An idle keep-alive connection is closed after this long. */
+const KEEP_ALIVE_TIMEOUT_MS = 5_000;
+
+/**
+ * Bounds what one client can hold on to: a slow upload or a trickle of header bytes is cut off
+ * after the request timeout, idle keep-alive connections close, the number of connections is
+ * capped, and requests Node itself refuses (malformed, headers too large, timed out) get the JSON
+ * envelope like every other answer.
+ */
+function limitedServer(app: ServiceApp, options: StartOptions): Server {
+  const requestTimeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  const server = createServer(
+    {
+      requestTimeout,
+      headersTimeout: Math.min(requestTimeout, 20_000),
+      keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+      // How often the timeouts above are checked (Node's default, 30 s, would let a slow client
+      // hold its connection up to that much longer).
+      connectionsCheckingInterval: Math.min(1_000, requestTimeout),
+    },
+    app.callback(),
+  );
+  server.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    if (error.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const [status, reason] =
+      error.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'Request headers are too large']
+        : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? [408, `The request did not arrive within ${requestTimeout} ms`]
+          : [400, 'Malformed HTTP request'];
+    const body = JSON.stringify(errorBody(reason));
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n` +
+        'Content-Type: application/json; charset=utf-8\r\n' +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+        'Connection: close\r\n\r\n' +
+        body,
+    );
+  });
+  return server;
 }
 
 /**

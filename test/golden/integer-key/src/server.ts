@@ -21,6 +21,8 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
     databaseUrl: envString(env, 'DATABASE_URL', 'sqlite:./data/service.db'),
     logLevel: envString(env, 'LOG_LEVEL', 'info'),
     bodyLimit: envInteger(env, 'BODY_LIMIT_BYTES', 10 * 1024 * 1024, { min: 1 }),
+    requestTimeoutMs: envInteger(env, 'REQUEST_TIMEOUT_MS', 30_000, { min: 1000 }),
+    maxConnections: envInteger(env, 'MAX_CONNECTIONS', 1024, { min: 1 }),
     // Credentials for the access rules: JWT_SECRET, JWT_PUBLIC_KEY or JWT_JWKS_URL, API_KEYS_FILE.
     auth: await authFromEnv(env),
     corsOrigins: parseCorsOrigins(env['CORS_ORIGINS']),
