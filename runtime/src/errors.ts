@@ -35,6 +35,21 @@ export class HttpError extends Error {
   }
 }
 
+/** How much of a client's input an error reason quotes. */
+const QUOTE_MAX_LENGTH = 100;
+
+/**
+ * A client-supplied text (an id, an entity name) as a reason quotes it: at most 100 characters,
+ * then `…`, so that an 8 KB id does not come back in the answer and the log.
+ */
+export function quoteInput(text: string): string {
+  if (text.length <= QUOTE_MAX_LENGTH) return text;
+  let end = QUOTE_MAX_LENGTH;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--; // do not split a surrogate pair
+  return `${text.slice(0, end)}…`;
+}
+
 /** True for any `HttpError`, from this copy of the runtime or another. */
 export function isHttpError(error: unknown): error is HttpError {
   return typeof error === 'object' && error !== null && HTTP_ERROR in error;
@@ -52,7 +67,7 @@ export class KeyExistsError extends HttpError {
   constructor(entity: string, id: string, issues?: readonly Issue[]) {
     super(
       400,
-      `Logical key ${id} for Entity ${entity} already exists`,
+      `Logical key ${quoteInput(id)} for Entity ${entity} already exists`,
       issues === undefined ? {} : { issues },
     );
   }
@@ -68,14 +83,14 @@ export class MethodForbiddenError extends HttpError {
 /** 404 for an id that no record has. */
 export class RecordNotFoundError extends HttpError {
   constructor(entity: string, id: string) {
-    super(404, `EntityRecord with id ${id} not found for ${entity}`);
+    super(404, `EntityRecord with id ${quoteInput(id)} not found for ${entity}`);
   }
 }
 
 /** 404 for an entity name the schema does not define. */
 export class EntityNotFoundError extends HttpError {
   constructor(name: string) {
-    super(404, `Entity ${name} not found`);
+    super(404, `Entity ${quoteInput(name)} not found`);
   }
 }
 

@@ -8,6 +8,7 @@ import {
   isDuplicateKeyError,
   KeyExistsError,
   PreconditionFailedError,
+  quoteInput,
   RecordNotFoundError,
 } from './errors.js';
 import { ownerScopeOf, owns, requireOwned, withOwner } from './auth/owner.js';
@@ -217,7 +218,7 @@ export async function deleteRecord<R extends object>(
   }
   throw new HttpError(
     409,
-    `EntityRecord with id ${id} of ${definition.name} kept changing during the delete; retry the request`,
+    `EntityRecord with id ${quoteInput(id)} of ${definition.name} kept changing during the delete; retry the request`,
   );
 }
 
@@ -301,7 +302,7 @@ async function writeRecord<R extends object>(
   }
   throw new HttpError(
     409,
-    `EntityRecord with id ${id} of ${definition.name} kept changing during the update; retry the request`,
+    `EntityRecord with id ${quoteInput(id)} of ${definition.name} kept changing during the update; retry the request`,
   );
 }
 
@@ -462,7 +463,7 @@ function tagListMatches(header: string, etag: string, weak = false): boolean {
 }
 
 function preconditionReason(definition: AnyDefinition, id: string): string {
-  return `EntityRecord with id ${id} of ${definition.name} does not match If-Match; it was changed or deleted`;
+  return `EntityRecord with id ${quoteInput(id)} of ${definition.name} does not match If-Match; it was changed or deleted`;
 }
 
 /** Records are plain JSON objects; the driver takes them as field maps. */

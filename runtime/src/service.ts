@@ -10,7 +10,12 @@ import {
 import { Authenticator } from './auth/credentials.js';
 import type { StorageDriver } from './driver.js';
 import { recordMeta, successBody } from './envelope.js';
-import { BadRequestError, EntityNotFoundError, MethodNotAllowedError } from './errors.js';
+import {
+  BadRequestError,
+  EntityNotFoundError,
+  MethodNotAllowedError,
+  quoteInput,
+} from './errors.js';
 import { DEFAULT_BODY_LIMIT } from './http/body.js';
 import { corsMiddleware } from './http/cors.js';
 import { errorMiddleware, type RequestState } from './http/errors.js';
@@ -356,7 +361,9 @@ function decodeId(raw: string): string {
   try {
     return decodeURIComponent(raw);
   } catch {
-    throw new BadRequestError(`Record id ${raw} in the path is not valid percent-encoding`);
+    throw new BadRequestError(
+      `Record id ${quoteInput(raw)} in the path is not valid percent-encoding`,
+    );
   }
 }
 

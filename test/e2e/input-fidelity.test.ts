@@ -1,13 +1,14 @@
 /**
- * PATCH checks its body like POST and PUT: an unknown field, and a prototype-polluting key, are a
- * 400 naming them, and nothing is written. Every answer carries nosniff and no-store.
+ * Input fidelity and bounded answers: PATCH checks its body like POST and PUT (an unknown field or
+ * a prototype-polluting key is a 400 naming it, nothing written); values nest at most 64 levels;
+ * every answer carries nosniff and no-store; reasons quote at most 100 characters of input.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootFixture, type BootedService } from '../helpers/service.js';
 
 let service: BootedService;
 beforeAll(async () => {
-  service = await bootFixture('shop', { folder: 'e2e-patch-input' });
+  service = await bootFixture('shop', { folder: 'e2e-input-fidelity' });
   const inserted = await service.request('POST', '/data/category', {
     body: { data: { name: 'tools', description: 'Hand tools' } },
   });
@@ -85,5 +86,34 @@ describe('nesting depth', () => {
       body: { data: { name: '['.repeat(500) } },
     });
     expect(text.status, text.text).toBe(200);
+  });
+});
+
+describe('reasons quote at most 100 characters of input', () => {
+  it.each([
+    [
+      'GET',
+      `/data/category/${'x'.repeat(8000)}`,
+      `EntityRecord with id ${'x'.repeat(100)}… not found for CATEGORY`,
+    ],
+    ['GET', `/data/${'n'.repeat(8000)}`, `Entity ${'N'.repeat(100)}… not found`],
+    [
+      'GET',
+      `/data/category/${'%E0'.repeat(3000)}`,
+      `Record id ${'%E0'.repeat(33)}%… in the path is not valid percent-encoding`,
+    ],
+  ])('%s %#', async (method, path, reason) => {
+    const response = await service.request(method, path);
+    expect(response.body.error.reason).toBe(reason);
+  });
+
+  it('a duplicate key of 5 000 characters is quoted short', async () => {
+    const name = 'k'.repeat(5000);
+    await service.request('POST', '/data/category', { body: { data: { name } } });
+    const again = await service.request('POST', '/data/category', { body: { data: { name } } });
+    expect(again.status).toBe(400);
+    expect(again.body.error.reason).toBe(
+      `Logical key ${'k'.repeat(100)}… for Entity CATEGORY already exists`,
+    );
   });
 });
