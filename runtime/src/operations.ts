@@ -14,6 +14,7 @@ import {
 import { ownerScopeOf, owns, requireOwned, withOwner } from './auth/owner.js';
 import type { EntityHooks } from './hooks.js';
 import { readJsonBody } from './http/body.js';
+import { withRecordLock } from './record-lock.js';
 import type { Issue } from './issues.js';
 
 /** What every record operation needs besides the request: where records live and the limits. */
@@ -177,12 +178,24 @@ export async function patchRecord<R extends object>(
 }
 
 /** DELETE /data/{entity}/{id}: deletes the record and returns it; meta time is the deletion time. */
-export async function deleteRecord<R extends object>(
+export function deleteRecord<R extends object>(
   ctx: Context,
   data: DataContext,
   definition: EntityDefinition<R>,
   id: string,
   hooks: EntityHooks<R> = {},
+): Promise<void> {
+  return withRecordLock(definition.table.table, lockId(definition, id), () =>
+    deleteRecordNow(ctx, data, definition, id, hooks),
+  );
+}
+
+async function deleteRecordNow<R extends object>(
+  ctx: Context,
+  data: DataContext,
+  definition: EntityDefinition<R>,
+  id: string,
+  hooks: EntityHooks<R>,
 ): Promise<void> {
   const key = definition.parseId(id);
   if (key === undefined) throw new RecordNotFoundError(definition.name, id);
@@ -226,7 +239,21 @@ export async function deleteRecord<R extends object>(
  * The shared part of PUT and PATCH: read the current version, build the new record from it,
  * write it back only if nobody else wrote in between (retrying if they did).
  */
-async function writeRecord<R extends object>(
+function writeRecord<R extends object>(
+  ctx: Context,
+  data: DataContext,
+  definition: EntityDefinition<R>,
+  id: string,
+  build: (existing: StoredFields | undefined) => R,
+  createIfAbsent: boolean,
+  hooks: EntityHooks<R>,
+): Promise<void> {
+  return withRecordLock(definition.table.table, lockId(definition, id), () =>
+    writeRecordNow(ctx, data, definition, id, build, createIfAbsent, hooks),
+  );
+}
+
+async function writeRecordNow<R extends object>(
   ctx: Context,
   data: DataContext,
   definition: EntityDefinition<R>,
@@ -304,6 +331,12 @@ async function writeRecord<R extends object>(
     409,
     `EntityRecord with id ${quoteInput(id)} of ${definition.name} kept changing during the update; retry the request`,
   );
+}
+
+/** The record a URL id names, whatever its spelling (`007` and `7` name one INTEGER key). */
+function lockId(definition: AnyDefinition, id: string): string {
+  const key = definition.parseId(id);
+  return key === undefined ? id : JSON.stringify(key);
 }
 
 /** Reads `{data: ...}` from the request body. */

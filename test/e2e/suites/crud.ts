@@ -576,6 +576,23 @@ export function describeCrudSuite(
         expect((await service.request('GET', '/data/product/pa')).body.data).toEqual(expected);
       });
 
+      it('50 concurrent PATCHes without If-Match all succeed, none lost (no 409)', async () => {
+        await service.request('POST', '/data/product', { body: { data: productInput('pc') } });
+        const responses = await Promise.all(
+          Array.from({ length: 50 }, (_, n) =>
+            service.request('PATCH', '/data/product/pc', {
+              body: { data: n % 2 === 0 ? { stock: n } : { ratings: [n] } },
+            }),
+          ),
+        );
+        expect(responses.map((response) => response.status)).toEqual(Array(50).fill(200));
+        const final = await service.request('GET', '/data/product/pc');
+        // Every PATCH was applied on top of the previous one: 50 versions after the insert.
+        expect(final.headers.get('etag')).toBe('"51"');
+        expect(final.body.data.stock % 2).toBe(0);
+        expect(final.body.data.ratings[0] % 2).toBe(1);
+      });
+
       it('validates the merged record: removing a required field is a 400', async () => {
         await service.request('POST', '/data/product', { body: { data: productInput('pb') } });
         const response = await service.request('PATCH', '/data/product/pb', {
