@@ -45,6 +45,7 @@ export { errorMiddleware, type RequestState } from './http/errors.js';
 export { formatPath, type Issue, type IssueCode, type IssuePath } from './issues.js';
 export {
   countRecords,
+  DEFAULT_MAX_PAGE_SIZE,
   DEFAULT_REST_CONFIG,
   listRecords,
   parseListRequest,

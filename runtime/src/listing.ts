@@ -188,6 +188,9 @@ const KIND_BY_TYPE: Readonly<Record<string, ColumnKind>> = {
   BOOL: 'boolean',
 };
 
+/** The largest page a list answers by default (`MAX_PAGE_SIZE`). */
+export const DEFAULT_MAX_PAGE_SIZE = 1000;
+
 /** The REST configuration of an entity when none was given: everything allowed, lists unpaged. */
 export const DEFAULT_REST_CONFIG: RestConfig = {
   allowedMethods: ['GET_LIST', 'GET_BYID', 'NEW', 'UPDATE', 'DELETE'],
@@ -203,26 +206,28 @@ export async function listRecords<R extends object>(
 ): Promise<void> {
   if (!config.allowedMethods.includes('GET_LIST'))
     throw new MethodForbiddenError(definition.name, 'GET_LIST');
-  const request = parseListRequest(definition, config, ctx.querystring);
+  const request = parseListRequest(definition, config, ctx.querystring, data.maxPageSize);
   const owner = ownerFilter(definition, ownerScopeOf(ctx));
+  const pageSize = request.limit ?? request.cap;
   const query: ListQuery = {
     filters:
       owner === undefined || owner === 'nothing' ? request.filters : [...request.filters, owner],
     orderBy: request.orderBy,
     // One row more than asked tells whether another page follows.
-    ...(request.limit === undefined ? {} : { limit: request.limit + 1 }),
+    limit: pageSize + 1,
     ...(request.after === undefined ? { offset: request.start } : { after: request.after }),
   };
   // A caller that can own no record (owner rule) gets an empty list without a query.
   const rows = owner === 'nothing' ? [] : await data.driver.list(definition.table, query);
-  const hasMore = request.limit !== undefined && rows.length > request.limit;
-  const page = hasMore ? rows.slice(0, request.limit) : rows;
+  const hasMore = rows.length > pageSize;
+  const page = hasMore ? rows.slice(0, pageSize) : rows;
   const meta: Record<string, unknown> = {};
   if (request.after === undefined && (request.limit !== undefined || request.startGiven)) {
     meta['start'] = request.start;
   }
-  if (request.limit !== undefined) {
-    meta['limit'] = request.limit;
+  // A list without a limit that fits one page answers as before; a longer one stops at the cap.
+  if (request.limit !== undefined || hasMore) {
+    meta['limit'] = pageSize;
     const last = page[page.length - 1];
     if (hasMore && last !== undefined) meta['next'] = encodeCursor(definition, request, last);
   }
@@ -264,6 +269,8 @@ export interface ListRequest {
   readonly startGiven: boolean;
   /** Page size, when a limit applies (request, cursor or REST config). */
   readonly limit: number | undefined;
+  /** The largest page the service answers; a list without a limit stops there, with meta.next. */
+  readonly cap: number;
   /** Keyset position from the cursor: sort values of the last record seen. */
   readonly after: readonly (KeyValue | null)[] | undefined;
   /** Identifies entity, filters and order, so a cursor is only used with the query that made it. */
@@ -275,16 +282,25 @@ export function parseListRequest(
   definition: EntityDefinition<object>,
   config: RestConfig,
   querystring: string,
+  maxPageSize: number = DEFAULT_MAX_PAGE_SIZE,
 ): ListRequest {
   const { filters, orderBy, signature, start, requestedLimit, cursor } = parseQuery(
     definition,
     config,
     querystring,
   );
-  const limit =
+  // No list is unbounded: the service-wide page size cap, lowered by the REST config's maxWindow.
+  const cap = Math.min(maxPageSize, config.maxWindow ?? maxPageSize);
+  if (requestedLimit !== undefined && requestedLimit > cap) {
+    throw new BadRequestError(
+      `Parameter limit is ${requestedLimit}, more than the maximum page size of ${cap} for Entity ${definition.name}; page with cursor (meta.next)`,
+    );
+  }
+  const configured =
     requestedLimit ??
-    cursor?.limit ??
+    (cursor === undefined ? undefined : Math.min(cursor.limit, cap)) ??
     (config.getListStrategy === 'START_LIMIT' ? config.defaultLimit : undefined);
+  const limit = configured === undefined ? undefined : Math.min(configured, cap);
   if (config.maxWindow !== undefined) {
     if (limit === undefined) {
       throw new BadRequestError(
@@ -303,6 +319,7 @@ export function parseListRequest(
     start: start ?? 0,
     startGiven: start !== undefined,
     limit,
+    cap,
     after: cursor?.after,
     signature,
   };
@@ -688,7 +705,12 @@ function encodeCursor(
       ? value
       : null;
   });
-  const payload: CursorPayload = { v: 1, q: request.signature, l: request.limit ?? 0, a: values };
+  const payload: CursorPayload = {
+    v: 1,
+    q: request.signature,
+    l: request.limit ?? request.cap,
+    a: values,
+  };
   const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
   return `${body}.${checksum(body)}`;
 }

@@ -24,6 +24,8 @@ export interface DataContext {
   readonly bodyLimit: number;
   /** Current time in Unix milliseconds (replaceable in tests). */
   readonly now: () => number;
+  /** The largest page a list answers (default 1000). */
+  readonly maxPageSize?: number;
 }
 
 /** An entity's definition, with its record type erased for the dispatcher. */

@@ -30,6 +30,8 @@ export interface StartOptions {
   readonly requestTimeoutMs?: number;
   /** Open connections at most; more are refused (default 1024, `MAX_CONNECTIONS`). */
   readonly maxConnections?: number;
+  /** The largest page a list answers (default 1000, `MAX_PAGE_SIZE`). */
+  readonly maxPageSize?: number;
   /** Stop waiting for open requests after this long on shutdown (default 10 s). */
   readonly shutdownTimeoutMs?: number;
   /**
@@ -98,6 +100,7 @@ export async function startServer(options: StartOptions): Promise<RunningService
     ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit }),
     ...(options.auth === undefined ? {} : { auth: options.auth }),
     ...(options.corsOrigins === undefined ? {} : { corsOrigins: options.corsOrigins }),
+    ...(options.maxPageSize === undefined ? {} : { maxPageSize: options.maxPageSize }),
   });
   const server = limitedServer(app, options);
   server.listen(options.port, options.host);

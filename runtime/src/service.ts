@@ -69,6 +69,8 @@ export interface ServiceOptions {
   readonly auth?: Authenticator;
   /** Origins allowed to call the service from a browser (CORS); none by default. */
   readonly corsOrigins?: readonly string[];
+  /** The largest page a list answers (default 1000): longer lists stop there, with `meta.next`. */
+  readonly maxPageSize?: number;
 }
 
 const DATA_PREFIX = '/data/';
@@ -123,6 +125,7 @@ export function createService(service: ServiceDefinition, options: ServiceOption
   const data: DataContext = {
     driver: options.driver,
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    ...(options.maxPageSize === undefined ? {} : { maxPageSize: options.maxPageSize }),
     now: options.now ?? Date.now,
   };
   const byPathName = new Map<string, DataRoutes>();

@@ -744,10 +744,13 @@ describe.each(LISTING_DRIVERS)('on %s', (driverName) => {
       expect(response.body.meta).toEqual({ start: 100, limit: 5 });
       const far = await service.request(
         'GET',
-        '/data/ITEM?orderBy=-price&start=999999999999999&limit=999999999999999',
+        '/data/ITEM?orderBy=-price&start=999999999999999&limit=1000',
       );
       expect(far.status).toBe(200);
       expect(far.body.data).toEqual([]);
+      // A page larger than the maximum page size is refused, not served.
+      const huge = await service.request('GET', '/data/ITEM?limit=999999999999999');
+      expect(huge.status).toBe(400);
     });
 
     it('skips records with start alone and reports it', async () => {

@@ -45,6 +45,7 @@ export async function bootFixture(
     folder?: string;
     bodyLimit?: number;
     auth?: ServiceOptions['auth'];
+    maxPageSize?: number;
   } = {},
 ): Promise<BootedService> {
   const dir = await generateFixtureInto(fixtureNamed(fixture), options.folder ?? `e2e-${fixture}`);
@@ -56,6 +57,7 @@ export async function bootFixture(
     logger: createLogger({ level: 'silent' }),
     ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit }),
     ...(options.auth === undefined ? {} : { auth: options.auth }),
+    ...(options.maxPageSize === undefined ? {} : { maxPageSize: options.maxPageSize }),
   });
   const server = await serve(app.callback());
   return {

@@ -119,8 +119,13 @@ describe('parseListRequest without REST config', () => {
     });
   });
 
-  it('has no fixed maximum for limit', () => {
-    expect(parseListRequest(PRODUCT, ALL, 'limit=999999999999999').limit).toBe(999_999_999_999_999);
+  it('caps limit at the maximum page size (1000 by default, lower by maxWindow)', () => {
+    expect(parseListRequest(PRODUCT, ALL, 'limit=1000').limit).toBe(1000);
+    expect(() => parseListRequest(PRODUCT, ALL, 'limit=999999999999999')).toThrow(
+      'Parameter limit is 999999999999999, more than the maximum page size of 1000 for Entity PRODUCT; page with cursor (meta.next)',
+    );
+    expect(parseListRequest(PRODUCT, ALL, 'limit=20', 20).cap).toBe(20);
+    expect(parseListRequest(PRODUCT, ALL, '').limit).toBeUndefined();
   });
 });
 
@@ -416,9 +421,9 @@ describe('listRecords', () => {
     expect(body.data).toHaveLength(5);
   });
 
-  it('sends no limit, and meta {}, when none applies', async () => {
+  it('asks for one page of the maximum size, and answers meta {} when it is not full', async () => {
     const { body, queries } = await run(listRecords, '', rows);
-    expect(queries).toEqual([{ filters: [], orderBy: [], offset: 0 }]);
+    expect(queries).toEqual([{ filters: [], orderBy: [], offset: 0, limit: 1001 }]);
     expect(body).toEqual({ status: 'success', data: rows.map((r) => r.record), meta: {} });
   });
 
