@@ -3,6 +3,7 @@
  * a prototype-polluting key is a 400 naming it, nothing written); values nest at most 64 levels;
  * every answer carries nosniff and no-store; reasons quote at most 100 characters of input.
  */
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootFixture, type BootedService } from '../helpers/service.js';
 
@@ -114,6 +115,78 @@ describe('reasons quote at most 100 characters of input', () => {
     expect(again.status).toBe(400);
     expect(again.body.error.reason).toBe(
       `Logical key ${'k'.repeat(100)}… for Entity CATEGORY already exists`,
+    );
+  });
+});
+
+describe('text is stored as sent, or refused', () => {
+  const post = (body: Uint8Array | string, headers: Record<string, string> = {}) =>
+    fetch(`${service.url}/data/category`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body,
+    }).then(async (response) => ({
+      status: response.status,
+      body: (await response.json()) as { error?: { reason: string }; data?: unknown },
+    }));
+
+  it('invalid UTF-8 is a 400, never replaced by U+FFFD', async () => {
+    const bytes = Buffer.concat([
+      Buffer.from('{"data": {"name": "bad'),
+      Buffer.from([0xc3, 0x28]),
+      Buffer.from('"}}'),
+    ]);
+    const response = await post(bytes);
+    expect(response.status).toBe(400);
+    expect(response.body.error?.reason).toBe('Request body is not valid UTF-8');
+  });
+
+  it('a lone surrogate is a 400; a surrogate pair reads back identical', async () => {
+    const lone = await post('{"data": {"name": "lone\\ud800"}}');
+    expect(lone.status).toBe(400);
+    expect(lone.body.error?.reason).toMatch(/^Request body holds a lone UTF-16 surrogate/);
+    const pair = await post('{"data": {"name": "smile\\ud83d\\ude00"}}');
+    expect(pair.status).toBe(200);
+    const read = await service.request('GET', `/data/category/${encodeURIComponent('smile😀')}`);
+    expect(read.body.data).toEqual({ name: 'smile😀' });
+  });
+});
+
+describe('compressed bodies', () => {
+  const send = (body: Uint8Array, encoding: string) =>
+    fetch(`${service.url}/data/category`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': encoding },
+      body,
+    }).then(async (response) => ({
+      status: response.status,
+      body: (await response.json()) as { error?: { reason: string } },
+    }));
+
+  it.each([
+    ['gzip', gzipSync],
+    ['deflate', deflateSync],
+    ['br', brotliCompressSync],
+  ] as const)('%s is inflated', async (encoding, compress) => {
+    const response = await send(
+      compress(Buffer.from(JSON.stringify({ data: { name: `zipped-${encoding}` } }))),
+      encoding,
+    );
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+  });
+
+  it('a small body that inflates beyond the limit is a 413 (zip bomb)', async () => {
+    const bomb = gzipSync(Buffer.alloc(20 * 1024 * 1024, 0x20));
+    expect(bomb.length).toBeLessThan(100_000);
+    const response = await send(bomb, 'gzip');
+    expect(response.status).toBe(413);
+  });
+
+  it('an unknown encoding is a 415', async () => {
+    const response = await send(Buffer.from('{}'), 'compress');
+    expect(response.status).toBe(415);
+    expect(response.body.error?.reason).toBe(
+      'Unsupported Content-Encoding compress; send identity, gzip, deflate or br',
     );
   });
 });
