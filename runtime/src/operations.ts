@@ -366,8 +366,37 @@ async function readDataPayload(ctx: Context, data: DataContext): Promise<unknown
 function readOne<R extends object>(definition: EntityDefinition<R>, input: unknown): R {
   const issues: Issue[] = [];
   const record = definition.read(input, issues);
-  if (record !== undefined && issues.length === 0) return record;
+  if (record !== undefined && issues.length === 0) {
+    checkIndexedLengths(definition, record, issues);
+    if (issues.length === 0) return record;
+    throw new BadRequestError(issues[0]!.message, issues);
+  }
   throw new BadRequestError(singleRecordReason(definition, input, issues), issues);
+}
+
+/**
+ * The most bytes a key or indexed text value may hold. PostgreSQL refuses index entries beyond
+ * about 2 700 bytes while SQLite stores them: one limit well below that keeps a record that one
+ * driver accepts acceptable to the other.
+ */
+export const MAX_INDEXED_BYTES = 1024;
+
+/** Pushes an issue for every key or indexed text value longer than MAX_INDEXED_BYTES. */
+function checkIndexedLengths(definition: AnyDefinition, record: object, issues: Issue[]): void {
+  const values = record as Record<string, unknown>;
+  for (const column of definition.table.columns) {
+    if (column.kind !== 'text' || column.fixed !== undefined) continue;
+    if (!column.indexed && !definition.table.key.includes(column.name)) continue;
+    const value = values[column.name];
+    if (typeof value !== 'string' || value.length * 3 <= MAX_INDEXED_BYTES) continue;
+    const bytes = Buffer.byteLength(value);
+    if (bytes <= MAX_INDEXED_BYTES) continue;
+    issues.push({
+      path: [column.name],
+      code: 'conversion_failed',
+      message: `Field ${column.name} of Entity ${definition.name} is ${bytes} bytes long; a key or indexed field holds at most ${MAX_INDEXED_BYTES} bytes`,
+    });
+  }
 }
 
 /** Converts every record of a list insert and checks the list for repeated keys. */
@@ -381,6 +410,7 @@ function readMany<R extends object>(
   for (let index = 0; index < inputs.length; index++) {
     const own: Issue[] = [];
     const record = definition.read(inputs[index], own);
+    if (record !== undefined && own.length === 0) checkIndexedLengths(definition, record, own);
     if (record === undefined || own.length > 0) {
       for (const issue of own) issues.push({ ...issue, path: [index, ...issue.path] });
       continue;

@@ -108,8 +108,8 @@ describe('reasons quote at most 100 characters of input', () => {
     expect(response.body.error.reason).toBe(reason);
   });
 
-  it('a duplicate key of 5 000 characters is quoted short', async () => {
-    const name = 'k'.repeat(5000);
+  it('a duplicate key of 500 characters is quoted short', async () => {
+    const name = 'k'.repeat(500);
     await service.request('POST', '/data/category', { body: { data: { name } } });
     const again = await service.request('POST', '/data/category', { body: { data: { name } } });
     expect(again.status).toBe(400);

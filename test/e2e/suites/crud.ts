@@ -705,6 +705,29 @@ export function describeCrudSuite(
       });
     });
 
+    describe('keys and indexed values hold at most 1 024 bytes, on every driver alike', () => {
+      it('refuses a longer key or indexed value with a 400 naming the limit', async () => {
+        const long = 'é'.repeat(600); // 1 200 bytes in UTF-8
+        const key = await service.request('POST', '/data/category', {
+          body: { data: { name: long } },
+        });
+        expect(key.status, key.text).toBe(400);
+        expect(key.body.error.reason).toBe(
+          'Field name of Entity CATEGORY is 1200 bytes long; a key or indexed field holds at most 1024 bytes',
+        );
+        const list = await service.request('POST', '/data/category', {
+          body: { data: [{ name: 'fine' }, { name: long }] },
+        });
+        expect(list.status).toBe(400);
+        expect(list.body.error.issues[0].path).toEqual([1, 'name']);
+        expect((await service.request('GET', '/data/category/fine')).status).toBe(404);
+        const fits = await service.request('POST', '/data/category', {
+          body: { data: { name: 'é'.repeat(512) } },
+        });
+        expect(fits.status, fits.text).toBe(200);
+      });
+    });
+
     describe('single-record entities', () => {
       it('lists zero records, then creates the one record with PUT', async () => {
         expect((await service.request('GET', '/data/shop_settings')).body.data).toEqual([]);
