@@ -1,0 +1,4 @@
+/** The property tests of the HTTP interface (`suites/fuzz.ts`) on SQLite in memory. */
+import { describeFuzzSuite } from './suites/fuzz.js';
+
+describeFuzzSuite('sqlite', () => undefined);
