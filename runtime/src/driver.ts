@@ -183,6 +183,12 @@ export interface StorageDriver {
   activity(): Promise<Readonly<Record<string, EntityActivity>>>;
   /** Resolves when the storage answers a trivial query; rejects with `StorageUnavailableError` otherwise. */
   ping(): Promise<void>;
+  /**
+   * The stored secret of this name, made with `create` and stored on first use, so that every
+   * instance on the same storage shares it (the key that signs list cursors). Optional: without
+   * it the service uses a secret of its own process.
+   */
+  secret?(name: string, create: () => string): Promise<string>;
   /** Releases connections and files; the driver cannot be used afterwards. */
   close(): Promise<void>;
 }

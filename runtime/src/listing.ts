@@ -76,10 +76,11 @@
  *   cannot be combined with `start` (400). `limit` may change between pages; when the request has
  *   none, the cursor's own limit applies.
  * - A cursor holds the entity name and a hash of filters and order, the page size and the sort
- *   values of the last record (order terms, then key fields), as base64url JSON plus a checksum.
- *   It survives restarts and works across instances (no server state). It is not a secret and
- *   not signed: the checksum only catches corruption. A forged cursor can do no more than choose
- *   where a page starts; its values are converted by the field types (400 otherwise).
+ *   values of the last record (order terms, then key fields), as base64url JSON signed with an
+ *   HMAC under the service's cursor key (`CURSOR_SECRET`, or a key generated and kept in the
+ *   storage), so it survives restarts and works across instances, and a cursor the service did
+ *   not issue is a 400. Its contents are still checked: the page size is capped, the values are
+ *   converted by the field types (400 otherwise).
  * - Guarantee: walking every page, each record that exists for the whole walk and whose sort
  *   fields do not change is returned exactly once, whatever is inserted or deleted meanwhile.
  *   Records inserted during the walk appear if they sort after the current position.
@@ -90,7 +91,7 @@
  *   `start`, `limit` and `cursor` are checked and then ignored, as are the REST config's paging
  *   rules (`maxWindow` does not require a limit on a count).
  */
-import { createHash } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'koa';
 import {
   enumConverter,
@@ -206,7 +207,14 @@ export async function listRecords<R extends object>(
 ): Promise<void> {
   if (!config.allowedMethods.includes('GET_LIST'))
     throw new MethodForbiddenError(definition.name, 'GET_LIST');
-  const request = parseListRequest(definition, config, ctx.querystring, data.maxPageSize);
+  const cursorKey = await data.cursorKey?.();
+  const request = parseListRequest(
+    definition,
+    config,
+    ctx.querystring,
+    data.maxPageSize,
+    cursorKey,
+  );
   const owner = ownerFilter(definition, ownerScopeOf(ctx));
   const pageSize = request.limit ?? request.cap;
   const query: ListQuery = {
@@ -229,7 +237,8 @@ export async function listRecords<R extends object>(
   if (request.limit !== undefined || hasMore) {
     meta['limit'] = pageSize;
     const last = page[page.length - 1];
-    if (hasMore && last !== undefined) meta['next'] = encodeCursor(definition, request, last);
+    if (hasMore && last !== undefined)
+      meta['next'] = encodeCursor(definition, request, last, cursorKey);
   }
   ctx.body = successBody(
     page.map((row) => row.record),
@@ -247,7 +256,7 @@ export async function countRecords<R extends object>(
   if (!config.allowedMethods.includes('GET_LIST'))
     throw new MethodForbiddenError(definition.name, 'GET_LIST');
   // The whole query string is checked as for the list (same 400s); order and paging are ignored.
-  const { filters } = parseQuery(definition, config, ctx.querystring);
+  const { filters } = parseQuery(definition, config, ctx.querystring, await data.cursorKey?.());
   const owner = ownerFilter(definition, ownerScopeOf(ctx));
   const count =
     owner === 'nothing'
@@ -283,11 +292,13 @@ export function parseListRequest(
   config: RestConfig,
   querystring: string,
   maxPageSize: number = DEFAULT_MAX_PAGE_SIZE,
+  cursorKey?: string,
 ): ListRequest {
   const { filters, orderBy, signature, start, requestedLimit, cursor } = parseQuery(
     definition,
     config,
     querystring,
+    cursorKey,
   );
   // No list is unbounded: the service-wide page size cap, lowered by the REST config's maxWindow.
   const cap = Math.min(maxPageSize, config.maxWindow ?? maxPageSize);
@@ -339,6 +350,7 @@ function parseQuery(
   definition: EntityDefinition<object>,
   config: RestConfig,
   querystring: string,
+  cursorKey: string | undefined,
 ): ParsedQuery {
   const params = new URLSearchParams(querystring);
   const filters = parseFilters(definition, params);
@@ -353,7 +365,9 @@ function parseQuery(
     );
   }
   const cursor =
-    cursorText === undefined ? undefined : decodeCursor(definition, orderBy, signature, cursorText);
+    cursorText === undefined
+      ? undefined
+      : decodeCursor(definition, orderBy, signature, cursorText, cursorKey);
   return { filters, orderBy, signature, start, requestedLimit, cursor };
 }
 
@@ -674,8 +688,18 @@ function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-function checksum(text: string): string {
-  return createHash('sha256').update(`entity-gen-cursor:${text}`).digest('base64url').slice(0, 12);
+/** The key of callers that give none (direct calls in tests); services always pass theirs. */
+const UNKEYED = 'entity-gen-cursor';
+
+function checksum(text: string, key: string = UNKEYED): string {
+  return createHmac('sha256', key).update(text).digest('base64url').slice(0, 22);
+}
+
+/** Compares two signatures in constant time. */
+function sameText(expected: string, given: string): boolean {
+  const a = Buffer.from(expected);
+  const b = Buffer.from(given);
+  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 /** Columns the cursor holds values for: the order terms, then key columns not already ordered. */
@@ -697,6 +721,7 @@ function encodeCursor(
   definition: EntityDefinition<object>,
   request: ListRequest,
   last: StoredRecord,
+  key: string | undefined,
 ): string {
   const record = last.record;
   const values = cursorColumns(definition, request.orderBy).map((column) => {
@@ -712,7 +737,7 @@ function encodeCursor(
     a: values,
   };
   const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
-  return `${body}.${checksum(body)}`;
+  return `${body}.${checksum(body, key)}`;
 }
 
 function decodeCursor(
@@ -720,6 +745,7 @@ function decodeCursor(
   orderBy: readonly OrderTerm[],
   signature: string,
   cursor: string,
+  key: string | undefined,
 ): Cursor {
   const invalid = (why: string): BadRequestError =>
     new BadRequestError(
@@ -731,7 +757,7 @@ function decodeCursor(
     body === '' ||
     sum === undefined ||
     rest.length > 0 ||
-    checksum(body) !== sum
+    !sameText(checksum(body, key), sum)
   ) {
     throw invalid('it was not issued by this service or was altered');
   }

@@ -26,6 +26,8 @@ export interface DataContext {
   readonly now: () => number;
   /** The largest page a list answers (default 1000). */
   readonly maxPageSize?: number;
+  /** The key that signs list cursors (HMAC), fetched once; see `createService`. */
+  readonly cursorKey?: () => Promise<string>;
 }
 
 /** An entity's definition, with its record type erased for the dispatcher. */

@@ -32,6 +32,8 @@ export interface StartOptions {
   readonly maxConnections?: number;
   /** The largest page a list answers (default 1000, `MAX_PAGE_SIZE`). */
   readonly maxPageSize?: number;
+  /** The key that signs list cursors (`CURSOR_SECRET`); default: generated, kept in the storage. */
+  readonly cursorSecret?: string;
   /** Stop waiting for open requests after this long on shutdown (default 10 s). */
   readonly shutdownTimeoutMs?: number;
   /**
@@ -101,6 +103,7 @@ export async function startServer(options: StartOptions): Promise<RunningService
     ...(options.auth === undefined ? {} : { auth: options.auth }),
     ...(options.corsOrigins === undefined ? {} : { corsOrigins: options.corsOrigins }),
     ...(options.maxPageSize === undefined ? {} : { maxPageSize: options.maxPageSize }),
+    ...(options.cursorSecret === undefined ? {} : { cursorSecret: options.cursorSecret }),
   });
   const server = limitedServer(app, options);
   server.listen(options.port, options.host);
@@ -267,6 +270,10 @@ class RetryingOpenDriver implements StorageDriver {
   count: StorageDriver['count'] = (table, query) => this.check().count(table, query);
   activity: StorageDriver['activity'] = () => this.check().activity();
   ping: StorageDriver['ping'] = () => this.check().ping();
+  secret = (name: string, create: () => string): Promise<string> => {
+    const inner = this.check();
+    return inner.secret === undefined ? Promise.resolve(create()) : inner.secret(name, create);
+  };
   async close(): Promise<void> {
     this.closed = true;
     if (this.retryTimer !== undefined) clearTimeout(this.retryTimer);

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import Router from '@koa/router';
 import Koa, { type Context } from 'koa';
 import {
@@ -71,6 +72,11 @@ export interface ServiceOptions {
   readonly corsOrigins?: readonly string[];
   /** The largest page a list answers (default 1000): longer lists stop there, with `meta.next`. */
   readonly maxPageSize?: number;
+  /**
+   * The key that signs list cursors (`CURSOR_SECRET`). Without it a random key is generated and
+   * kept in the storage on first use, so every instance on that storage shares it.
+   */
+  readonly cursorSecret?: string;
 }
 
 const DATA_PREFIX = '/data/';
@@ -126,6 +132,7 @@ export function createService(service: ServiceDefinition, options: ServiceOption
     driver: options.driver,
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
     ...(options.maxPageSize === undefined ? {} : { maxPageSize: options.maxPageSize }),
+    cursorKey: cursorKeyOf(options),
     now: options.now ?? Date.now,
   };
   const byPathName = new Map<string, DataRoutes>();
@@ -261,6 +268,27 @@ export function createService(service: ServiceDefinition, options: ServiceOption
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;
+}
+
+/**
+ * The cursor-signing key of a service, fetched once: `cursorSecret`, else the storage's shared
+ * secret (made on first use), else one of this process (a driver without secrets; cursors then do
+ * not survive a restart).
+ */
+function cursorKeyOf(options: ServiceOptions): () => Promise<string> {
+  const make = (): string => randomBytes(32).toString('hex');
+  let key: Promise<string> | undefined;
+  return () => {
+    if (options.cursorSecret !== undefined) return Promise.resolve(options.cursorSecret);
+    const driver = options.driver;
+    key ??= (
+      driver.secret === undefined ? Promise.resolve(make()) : driver.secret('cursor', make)
+    ).catch((error: unknown) => {
+      key = undefined; // the storage may be back next time
+      throw error;
+    });
+    return key;
+  };
 }
 
 /** The access method a request on `/data` calls; `undefined` for OPTIONS. */

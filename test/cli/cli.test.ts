@@ -512,6 +512,25 @@ describe('defaults and the remembered invocation', () => {
     expect((await cli('check', '-o', 'svc')).code).toBe(0);
   });
 
+  it('remembers the access file like the other options', async () => {
+    await cp(join(ROOT, 'fixtures/shop/access.yaml'), join(WORK, 'access.yaml'));
+    const first = await cli('generate', 'shop.yaml', '-o', 'svc', '--access', 'access.yaml');
+    expect(first.code, first.stderr).toBe(0);
+    const manifest = JSON.parse(
+      await readFile(join(WORK, 'svc/.entity-gen/manifest.json'), 'utf8'),
+    ) as { invocation: unknown };
+    expect(manifest.invocation).toEqual({ schemas: ['../shop.yaml'], access: '../access.yaml' });
+    expect(await readFile(join(WORK, 'svc/src/entities/product/routes.ts'), 'utf8')).toContain(
+      'export const productAccess: AccessRules',
+    );
+    expect((await cli('check', '-o', 'svc')).code).toBe(0);
+    const dropped = await cli('generate', '-o', 'svc', '--no-access');
+    expect(dropped.code, dropped.stderr).toBe(0);
+    expect(await readFile(join(WORK, 'svc/src/entities/product/routes.ts'), 'utf8')).not.toContain(
+      'AccessRules',
+    );
+  });
+
   it('writes the same bytes whatever the working directory and the spelling of the paths', async () => {
     await cli('generate', 'shop.yaml', '-o', 'one/service');
     await mkdir(join(WORK, 'deep/er'), { recursive: true });

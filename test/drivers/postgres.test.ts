@@ -135,7 +135,7 @@ if (url === undefined || url === '') {
           )
         ).rows.map((r) => r.tablename),
       );
-      expect(tables).toEqual(['_eg_activity', 'items']);
+      expect(tables).toEqual(['_eg_activity', '_eg_secrets', 'items']);
       const listed = await driver.list(ITEMS, {
         filters: [
           { anyOf: [{ path: ['camelCase'], operator: 'EQUALS', kind: 'text', value: 'Mixed' }] },

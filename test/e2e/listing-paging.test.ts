@@ -7,11 +7,11 @@
  * LINE has a composite key (order STRING, line INTEGER) and an optional INTEGER `amount`, so
  * walks cross ties, absent values and both sort directions.
  */
-import { createHash } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JsonResponse } from '../helpers/http.js';
 import type { BootedService } from '../helpers/service.js';
-import { bootListing, LISTING_DRIVERS } from '../helpers/listing.js';
+import { bootListing, LISTING_CURSOR_SECRET, LISTING_DRIVERS } from '../helpers/listing.js';
 
 interface Line {
   order: string;
@@ -154,12 +154,10 @@ describe.each(LISTING_DRIVERS)('on %s', (driverName) => {
     }
 
     /** A cursor with a valid checksum around any payload (the format is not secret). */
-    function forge(payload: unknown): string {
+    /** A cursor signed like the service signs them, with its key (or another one). */
+    function forge(payload: unknown, key = LISTING_CURSOR_SECRET): string {
       const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
-      const sum = createHash('sha256')
-        .update(`entity-gen-cursor:${body}`)
-        .digest('base64url')
-        .slice(0, 12);
+      const sum = createHmac('sha256', key).update(body).digest('base64url').slice(0, 22);
       return encodeURIComponent(`${body}.${sum}`);
     }
 
@@ -301,14 +299,26 @@ describe.each(LISTING_DRIVERS)('on %s', (driverName) => {
         await expect400(`/data/LINE?orderBy=amount&cursor=${forge(variant)}`);
       }
       const notJson = Buffer.from('{"v":1,').toString('base64url');
-      const sum = createHash('sha256')
-        .update(`entity-gen-cursor:${notJson}`)
+      const sum = createHmac('sha256', LISTING_CURSOR_SECRET)
+        .update(notJson)
         .digest('base64url')
-        .slice(0, 12);
+        .slice(0, 22);
       await expect400(`/data/LINE?orderBy=amount&cursor=${notJson}.${sum}`);
     });
 
-    it('accepts a forged cursor with sound values: it only chooses where the page starts', async () => {
+    it('refuses a cursor signed with another key: only the service can make cursors', async () => {
+      const cursor = await firstCursor('orderBy=amount&limit=3');
+      const payload = payloadOf(cursor);
+      const response = await getJson(
+        `/data/LINE?orderBy=amount&cursor=${forge({ ...payload, l: 2 ** 53 - 1 }, 'guessed')}`,
+      );
+      expect(response.status).toBe(400);
+      expect(response.body.error.reason).toBe(
+        'Parameter cursor is invalid: it was not issued by this service or was altered; pass meta.next of the previous page unchanged',
+      );
+    });
+
+    it('accepts a cursor with sound values signed with the key: it only chooses where the page starts', async () => {
       const cursor = await firstCursor('orderBy=amount&limit=3');
       const payload = payloadOf(cursor);
       const forged = forge({ ...payload, a: [null, 'B', 0] });

@@ -46,6 +46,7 @@ export async function bootFixture(
     bodyLimit?: number;
     auth?: ServiceOptions['auth'];
     maxPageSize?: number;
+    cursorSecret?: string;
   } = {},
 ): Promise<BootedService> {
   const dir = await generateFixtureInto(fixtureNamed(fixture), options.folder ?? `e2e-${fixture}`);
@@ -58,6 +59,7 @@ export async function bootFixture(
     ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit }),
     ...(options.auth === undefined ? {} : { auth: options.auth }),
     ...(options.maxPageSize === undefined ? {} : { maxPageSize: options.maxPageSize }),
+    ...(options.cursorSecret === undefined ? {} : { cursorSecret: options.cursorSecret }),
   });
   const server = await serve(app.callback());
   return {

@@ -39,6 +39,8 @@ import {
   castType,
   checkColumnNames,
   createActivityTableSql,
+  createSecretsTableSql,
+  SECRETS_TABLE,
   createIndexSql,
   createTableSql,
   expectedColumns,
@@ -220,6 +222,7 @@ export class PostgresDriver implements StorageDriver {
           applied = await this.runMigrations(client, options.migrations);
         }
         await ddl(client, createActivityTableSql(schema));
+        await ddl(client, createSecretsTableSql(schema));
         for (const table of tables) {
           await ddl(client, createTableSql(schema, table));
           await this.checkColumns(client, table);
@@ -445,6 +448,22 @@ export class PostgresDriver implements StorageDriver {
       });
     }
     return activities;
+  }
+
+  async secret(name: string, create: () => string): Promise<string> {
+    this.checkOpen();
+    const table = qualify(this.settings.schema, SECRETS_TABLE);
+    await this.run({
+      text: `INSERT INTO ${table} ("name", "value") VALUES ($1, $2) ON CONFLICT ("name") DO NOTHING`,
+      values: [name, create()],
+    });
+    const result = await this.run({
+      text: `SELECT "value" FROM ${table} WHERE "name" = $1`,
+      values: [name],
+    });
+    const row = result.rows[0] as { value?: unknown } | undefined;
+    if (typeof row?.value !== 'string') throw new Error(`secret ${name} was not stored`);
+    return row.value;
   }
 
   async ping(): Promise<void> {

@@ -168,6 +168,16 @@ export function tableIndexes(
     .map((c) => ({ field: c.name, name: indexName(table.table, c.name), column: c.name }));
 }
 
+/** Table holding the service's generated secrets (the key that signs list cursors). */
+export const SECRETS_TABLE = '_eg_secrets';
+
+export function createSecretsTableSql(schema: string | undefined): string {
+  return `CREATE TABLE IF NOT EXISTS ${qualify(schema, SECRETS_TABLE)} (
+  "name" TEXT COLLATE "C" NOT NULL PRIMARY KEY,
+  "value" TEXT NOT NULL
+)`;
+}
+
 export function createActivityTableSql(schema: string | undefined): string {
   return `CREATE TABLE IF NOT EXISTS ${qualify(schema, ACTIVITY_TABLE)} (
   "entity" TEXT COLLATE "C" NOT NULL PRIMARY KEY,

@@ -29,6 +29,7 @@ import { DECIMAL_KEY_FUNCTION, DECIMAL_TEXT_FUNCTION, sqliteDialect } from './di
 import { resolveSqliteOptions, type SqliteOptions, type SqliteSynchronous } from './options.js';
 import {
   ACTIVITY_TABLE,
+  SECRETS_TABLE,
   CREATED_COLUMN,
   TableLayout,
   UPDATED_COLUMN,
@@ -134,6 +135,10 @@ export class SqliteDriver implements StorageDriver {
             `  entity TEXT NOT NULL PRIMARY KEY,\n` +
             `  last_create_ms INTEGER,\n  last_update_ms INTEGER,\n  last_delete_ms INTEGER\n` +
             `) WITHOUT ROWID`,
+        );
+        db.exec(
+          `CREATE TABLE IF NOT EXISTS ${quoteIdentifier(SECRETS_TABLE)} (\n` +
+            `  name TEXT NOT NULL PRIMARY KEY,\n  value TEXT NOT NULL\n) WITHOUT ROWID`,
         );
         for (const layout of layouts) {
           db.exec(layout.createTableSql());
@@ -271,6 +276,20 @@ export class SqliteDriver implements StorageDriver {
         });
       }
       return result;
+    } catch (error) {
+      throw mapError(error);
+    }
+  }
+
+  async secret(name: string, create: () => string): Promise<string> {
+    try {
+      const db = this.connect();
+      const table = quoteIdentifier(SECRETS_TABLE);
+      db.prepare(`INSERT OR IGNORE INTO ${table} (name, value) VALUES (?, ?)`).run(name, create());
+      const row = db.prepare(`SELECT value FROM ${table} WHERE name = ?`).get(name) as
+        { value: string } | undefined;
+      if (row === undefined) throw new Error(`secret ${name} was not stored`);
+      return row.value;
     } catch (error) {
       throw mapError(error);
     }

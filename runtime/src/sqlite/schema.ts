@@ -9,6 +9,8 @@ export const UPDATED_COLUMN = '_eg_updated_ms';
 export const VERSION_COLUMN = '_eg_version';
 /** Table holding the last create/update/delete time of each entity. */
 export const ACTIVITY_TABLE = '_eg_activity';
+/** Table holding the service's generated secrets (the key that signs list cursors). */
+export const SECRETS_TABLE = '_eg_secrets';
 
 /**
  * SQL type of each column kind. DECIMAL keeps its exact text; its numeric order lives in a

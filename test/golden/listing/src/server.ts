@@ -24,6 +24,8 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
     requestTimeoutMs: envInteger(env, 'REQUEST_TIMEOUT_MS', 30_000, { min: 1000 }),
     maxConnections: envInteger(env, 'MAX_CONNECTIONS', 1024, { min: 1 }),
     maxPageSize: envInteger(env, 'MAX_PAGE_SIZE', 1000, { min: 1 }),
+    // The key that signs list cursors; unset: generated once and kept in the database.
+    ...(env['CURSOR_SECRET'] ? { cursorSecret: env['CURSOR_SECRET'] } : {}),
     // Credentials for the access rules: JWT_SECRET, JWT_PUBLIC_KEY or JWT_JWKS_URL, API_KEYS_FILE.
     auth: await authFromEnv(env),
     corsOrigins: parseCorsOrigins(env['CORS_ORIGINS']),
