@@ -143,3 +143,15 @@ export class StorageUnavailableError extends HttpError {
 export function isStorageUnavailableError(error: unknown): error is StorageUnavailableError {
   return typeof error === 'object' && error !== null && STORAGE_UNAVAILABLE in error;
 }
+
+/** 503 for a query that ran out of its time budget (`QUERY_TIMEOUT_MS`). */
+export class QueryTimeoutError extends HttpError {
+  constructor(timeoutMs: number | undefined) {
+    super(
+      503,
+      `The query took longer than ${timeoutMs === undefined ? 'its time budget' : `${timeoutMs} ms`} (QUERY_TIMEOUT_MS) and was stopped; narrow the filters or page with a smaller limit`,
+      { expose: true },
+    );
+    this.name = 'QueryTimeoutError';
+  }
+}

@@ -299,7 +299,7 @@ if (url === undefined || url === '') {
       expect(sql).toContain(`FROM "${schema}"."items"`);
     });
 
-    it('maps a statement timeout to StorageUnavailableError', async () => {
+    it('maps a statement timeout to a 503 naming the time budget (not an outage)', async () => {
       const impatient = driverFor(schema, { statementTimeoutMs: 200 });
       const locker = new pg.Client({ connectionString: url });
       await locker.connect();
@@ -309,7 +309,12 @@ if (url === undefined || url === '') {
         await locker.query(`LOCK TABLE "${schema}"."items" IN ACCESS EXCLUSIVE MODE`);
         const started = Date.now();
         const error = await impatient.get(ITEMS, ['q1']).catch((e: unknown) => e);
-        expect(isStorageUnavailableError(error), String(error)).toBe(true);
+        expect(isStorageUnavailableError(error), String(error)).toBe(false);
+        expect(error).toMatchObject({
+          status: 503,
+          reason:
+            'The query took longer than its time budget (QUERY_TIMEOUT_MS) and was stopped; narrow the filters or page with a smaller limit',
+        });
         expect(Date.now() - started).toBeLessThan(3000);
         await locker.query('ROLLBACK');
         expect((await impatient.get(ITEMS, ['q1']))?.record['id']).toBe('q1');
@@ -383,7 +388,7 @@ if (url === undefined || url === '') {
         database: 'my db',
         schema: undefined,
         poolMax: 10,
-        statementTimeoutMs: 30_000,
+        statementTimeoutMs: 5_000,
         connectTimeoutMs: 5000,
         idleTimeoutMs: 10_000,
         sslMode: 'disable',

@@ -1,4 +1,9 @@
-import { BadRequestError, StorageUnavailableError, isStorageUnavailableError } from '../errors.js';
+import {
+  BadRequestError,
+  QueryTimeoutError,
+  StorageUnavailableError,
+  isStorageUnavailableError,
+} from '../errors.js';
 
 /** SQLSTATE codes that mean "the database cannot serve us right now". */
 const UNAVAILABLE_SQLSTATES = new Set([
@@ -99,6 +104,8 @@ export function translateError(error: unknown): unknown {
       'A value contains a character the database cannot store (U+0000, the NUL character)',
     );
   }
+  // A statement that ran out of statement_timeout is a slow query, not an outage.
+  if (state === '57014') return new QueryTimeoutError(undefined);
   if (isUnavailable(error)) {
     return new StorageUnavailableError(`PostgreSQL: ${describeError(error)}`, { cause: error });
   }

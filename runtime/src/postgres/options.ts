@@ -41,7 +41,7 @@ export type PostgresSettingsOverrides = Partial<Omit<PostgresSettings, 'ssl' | '
 
 export const POSTGRES_DEFAULTS = {
   poolMax: 10,
-  statementTimeoutMs: 30_000,
+  statementTimeoutMs: 5_000,
   connectTimeoutMs: 5_000,
   idleTimeoutMs: 10_000,
   applicationName: 'entity-gen',
@@ -186,6 +186,7 @@ export function parsePostgresUrl(
       overrides.statementTimeoutMs ??
       integer(params.get('statement_timeout'), 'statement_timeout (ms)', 0) ??
       integer(fromEnv('PG_STATEMENT_TIMEOUT_MS'), 'PG_STATEMENT_TIMEOUT_MS', 0) ??
+      integer(fromEnv('QUERY_TIMEOUT_MS'), 'QUERY_TIMEOUT_MS', 1) ??
       POSTGRES_DEFAULTS.statementTimeoutMs,
     connectTimeoutMs:
       overrides.connectTimeoutMs ??

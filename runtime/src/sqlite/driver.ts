@@ -25,6 +25,7 @@ import {
 import { quoteIdentifier } from '../sql/dialect.js';
 import { buildCountSql, buildListSql, type BuiltSql } from '../sql/query.js';
 import { decimalSortKey } from './decimal-key.js';
+import { ReadPool, ReaderError } from './readers.js';
 import { DECIMAL_KEY_FUNCTION, DECIMAL_TEXT_FUNCTION, sqliteDialect } from './dialect.js';
 import { resolveSqliteOptions, type SqliteOptions, type SqliteSynchronous } from './options.js';
 import {
@@ -94,8 +95,13 @@ export class SqliteDriver implements StorageDriver {
   readonly filename: string;
   readonly synchronous: SqliteSynchronous;
   readonly busyTimeoutMs: number;
+  /** Worker threads running list and count queries of a file database (0: the main thread). */
+  readonly readers: number;
+  /** Time budget of a list or count query in a reader, in milliseconds. */
+  readonly queryTimeoutMs: number;
 
   private db: Database.Database | undefined;
+  private pool: ReadPool | undefined;
   private closed = false;
   private readonly tables = new Map<string, TableState>();
   private readonly queryCache = new Map<string, Statement>();
@@ -114,6 +120,9 @@ export class SqliteDriver implements StorageDriver {
     this.filename = resolved.filename;
     this.synchronous = resolved.synchronous;
     this.busyTimeoutMs = resolved.busyTimeoutMs;
+    // An in-memory database exists only in its own connection: it is read on the main thread.
+    this.readers = this.memory ? 0 : resolved.readers;
+    this.queryTimeoutMs = resolved.queryTimeoutMs;
   }
 
   /** True for an in-memory database. */
@@ -236,7 +245,12 @@ export class SqliteDriver implements StorageDriver {
     try {
       const state = this.state(table);
       const { sql, params } = this.listSql(table, query);
-      const rows = this.cached(sql, true).all(params) as Row[];
+      const pool = this.readPool();
+      const rows = (
+        pool === undefined
+          ? this.cached(sql, true).all(params)
+          : await pool.run(sql, params as unknown[], 'rows')
+      ) as Row[];
       return rows.map((row) => toStored(state.layout, row));
     } catch (error) {
       throw mapError(error);
@@ -247,7 +261,11 @@ export class SqliteDriver implements StorageDriver {
     try {
       this.state(table);
       const { sql, params } = buildCountSql(sqliteDialect, table, query);
-      const value = this.cached(sql, false).pluck().get(params);
+      const pool = this.readPool();
+      const value =
+        pool === undefined
+          ? this.cached(sql, false).pluck().get(params)
+          : await pool.run(sql, params as unknown[], 'value');
       return Number(value);
     } catch (error) {
       throw mapError(error);
@@ -311,12 +329,27 @@ export class SqliteDriver implements StorageDriver {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    const pool = this.pool;
+    this.pool = undefined;
+    await pool?.close();
     const db = this.db;
     this.db = undefined;
     this.tables.clear();
     this.queryCache.clear();
     this.statements = undefined;
     if (db?.open === true) db.close();
+  }
+
+  /** The readers of a file database, started on first use after `open`. */
+  private readPool(): ReadPool | undefined {
+    if (this.readers === 0 || this.db === undefined) return undefined;
+    this.pool ??= new ReadPool(
+      resolve(this.filename),
+      this.busyTimeoutMs,
+      this.readers,
+      this.queryTimeoutMs,
+    );
+    return this.pool;
   }
 
   /**
@@ -594,7 +627,7 @@ function checkColumns(db: Database.Database, layout: TableLayout): void {
 }
 
 function sqliteCode(error: unknown): string | undefined {
-  if (error instanceof Database.SqliteError) return error.code;
+  if (error instanceof Database.SqliteError || error instanceof ReaderError) return error.code;
   return undefined;
 }
 

@@ -10,6 +10,14 @@ export interface SqliteOptions {
   readonly synchronous?: SqliteSynchronous;
   /** How long a write waits for another connection's lock before failing (default 5000 ms). */
   readonly busyTimeoutMs?: number;
+  /**
+   * Worker threads that run list and count queries of a file database, off the event loop
+   * (default 2, `SQLITE_READERS`; 0 runs them on the main thread; an in-memory database always
+   * does).
+   */
+  readonly readers?: number;
+  /** Time budget of a list or count query in a reader (default 5000 ms, `QUERY_TIMEOUT_MS`). */
+  readonly queryTimeoutMs?: number;
 }
 
 export type SqliteSynchronous = 'FULL' | 'NORMAL';
@@ -120,5 +128,29 @@ export function resolveSqliteOptions(
       `SQLite option busyTimeoutMs must be a non-negative integer, not ${busyTimeoutMs}`,
     );
   }
-  return { filename: options.filename, synchronous, busyTimeoutMs };
+  const readers = options.readers ?? envCount(env, 'SQLITE_READERS', DEFAULT_READERS, 0);
+  const queryTimeoutMs =
+    options.queryTimeoutMs ?? envCount(env, 'QUERY_TIMEOUT_MS', DEFAULT_QUERY_TIMEOUT_MS, 1);
+  return { filename: options.filename, synchronous, busyTimeoutMs, readers, queryTimeoutMs };
+}
+
+export const DEFAULT_READERS = 2;
+export const DEFAULT_QUERY_TIMEOUT_MS = 5000;
+
+/** A whole-number variable of at least `min`; unset or empty means `fallback`. */
+function envCount(
+  env: Readonly<Record<string, string | undefined>>,
+  name: string,
+  fallback: number,
+  min: number,
+): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = Number(raw.trim());
+  if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(value) || value < min) {
+    throw new Error(
+      `${name} must be a whole number of at least ${min}, not ${JSON.stringify(raw)}`,
+    );
+  }
+  return value;
 }

@@ -1,0 +1,71 @@
+/**
+ * A reader of the SQLite driver (see readers.ts): a worker thread with its own read-only
+ * connection to the database file, running the list and count queries the main thread sends, so
+ * that a slow one never blocks the event loop that serves every other request.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import Database from 'better-sqlite3';
+import { decimalSortKey } from './decimal-key.js';
+import { DECIMAL_KEY_FUNCTION } from './dialect.js';
+
+/** A query from the pool: `rows` answers raw rows, `value` the first column of the first row. */
+export interface ReadRequest {
+  readonly id: number;
+  readonly sql: string;
+  readonly params: unknown[];
+  readonly mode: 'rows' | 'value';
+}
+
+export type ReadResponse =
+  | { readonly id: number; readonly result: unknown }
+  | { readonly id: number; readonly error: { readonly message: string; readonly code?: string } };
+
+const { filename, busyTimeoutMs } = workerData as { filename: string; busyTimeoutMs: number };
+const db = new Database(filename, { readonly: true, timeout: busyTimeoutMs });
+// Filters on DECIMAL values inside JSON compare their sortable keys, like the main connection.
+db.function(DECIMAL_KEY_FUNCTION, { deterministic: true }, (value: unknown) =>
+  typeof value === 'string' || typeof value === 'number' ? (decimalSortKey(value) ?? null) : null,
+);
+const statements = new Map<string, Database.Statement>();
+/** Bounded like the main connection's cache: list SQL varies with filters and order. */
+const CACHE_SIZE = 200;
+
+function statement(sql: string, raw: boolean): Database.Statement {
+  const key = `${raw ? 'r' : 'v'}${sql}`;
+  let found = statements.get(key);
+  if (found === undefined) {
+    found = db.prepare(sql);
+    if (raw) found.raw(true);
+    else found.pluck(true);
+    if (statements.size >= CACHE_SIZE) {
+      const oldest = statements.keys().next();
+      if (oldest.done !== true) statements.delete(oldest.value);
+    }
+    statements.set(key, found);
+  }
+  return found;
+}
+
+parentPort?.on('message', (request: ReadRequest) => {
+  let response: ReadResponse;
+  try {
+    const result =
+      request.mode === 'rows'
+        ? statement(request.sql, true).all(request.params)
+        : statement(request.sql, false).get(request.params);
+    response = { id: request.id, result };
+  } catch (error) {
+    const code =
+      error instanceof Error && 'code' in error && typeof error.code === 'string'
+        ? error.code
+        : undefined;
+    response = {
+      id: request.id,
+      error: {
+        message: error instanceof Error ? error.message : String(error),
+        ...(code === undefined ? {} : { code }),
+      },
+    };
+  }
+  parentPort?.postMessage(response);
+});

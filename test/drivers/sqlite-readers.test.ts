@@ -1,0 +1,73 @@
+/**
+ * The SQLite driver's readers: list and count queries of a file database run in worker threads,
+ * so a slow one leaves the event loop free, and one over its time budget is stopped with a 503
+ * while the next query runs on a fresh reader.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { QueryTimeoutError, ReadPool } from '../../runtime/src/sqlite/readers.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'eg-readers-'));
+const file = join(dir, 'readers.db');
+const setup = new Database(file);
+setup.pragma('journal_mode = WAL');
+setup.exec('CREATE TABLE t (n INTEGER)');
+setup.prepare('INSERT INTO t VALUES (?)').run(42);
+afterAll(() => {
+  setup.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A query that keeps SQLite busy for a second or two. */
+const SLOW =
+  'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 20000000) SELECT count(*) FROM c';
+
+describe('SQLite readers', () => {
+  it('run queries in a worker and answer rows or a value', async () => {
+    const pool = new ReadPool(file, 1000, 2, 5000);
+    try {
+      expect(await pool.run('SELECT n FROM t', [], 'rows')).toEqual([[42]]);
+      expect(await pool.run('SELECT count(*) FROM t WHERE n = ?', [42], 'value')).toBe(1);
+      await expect(pool.run('SELECT nope FROM t', [], 'rows')).rejects.toThrow(/no such column/);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('leave the event loop free while a slow query runs', async () => {
+    const pool = new ReadPool(file, 1000, 1, 60_000);
+    try {
+      const order: string[] = [];
+      const slow = pool.run(SLOW, [], 'value').then(
+        () => order.push('query'),
+        () => order.push('query'),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      order.push('timer'); // a timer of the main thread fired while the query was running
+      await pool.close(); // ends the slow query
+      await slow;
+      expect(order).toEqual(['timer', 'query']);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('stop a query over its budget with a 503, and serve the next one', async () => {
+    const pool = new ReadPool(file, 1000, 1, 100);
+    try {
+      const error = await pool.run(SLOW, [], 'value').catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(QueryTimeoutError);
+      expect(error).toMatchObject({
+        status: 503,
+        reason:
+          'The query took longer than 100 ms (QUERY_TIMEOUT_MS) and was stopped; narrow the filters or page with a smaller limit',
+      });
+      expect(await pool.run('SELECT n FROM t', [], 'rows')).toEqual([[42]]);
+    } finally {
+      await pool.close();
+    }
+  });
+});
