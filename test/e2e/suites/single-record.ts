@@ -3,7 +3,10 @@
  * key field (SPEC §4.6) — on the `gemini` fixture's SINGLEREC, defined once and run against every
  * storage driver: `single-record.test.ts` (SQLite) and `single-record.postgres.test.ts`.
  */
+import { createLogger } from '@entity-gen/runtime';
+import { SqliteDriver } from '@entity-gen/runtime/sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serve, type TestServer } from '../../helpers/http.js';
 import { bootFixture, type BootedService } from '../../helpers/service.js';
 import type { MakeDriver } from './crud.js';
 
@@ -30,6 +33,22 @@ export function describeSingleRecordSuite(label: string, makeDriver: MakeDriver)
       await service?.close();
     });
 
+    /** The same generated app on a fresh, empty store of this suite's driver. */
+    async function onEmptyStore(): Promise<TestServer> {
+      const driver = (await makeDriver()) ?? new SqliteDriver({ filename: ':memory:' });
+      await driver.open(service.tables);
+      const server = await serve(
+        service.createApp({ driver, logger: createLogger({ level: 'silent' }) }).callback(),
+      );
+      return {
+        ...server,
+        close: async () => {
+          await server.close();
+          await driver.close();
+        },
+      };
+    }
+
     it('lists zero records and reads 404 before the record exists', async () => {
       const list = await service.request('GET', '/data/singlerec');
       expect(list.status).toBe(200);
@@ -53,6 +72,35 @@ export function describeSingleRecordSuite(label: string, makeDriver: MakeDriver)
       expect(get.status).toBe(200);
       expect(get.body.data).toEqual({ stringField: 'hello', enumField: 'E2' });
       expect(get.headers.get('etag')).toBe('"1"');
+    });
+
+    it('PUT creates the record when absent; the body holds only the declared fields', async () => {
+      // PATCH created the record above; PUT must too, so it runs on a store where it is absent.
+      const empty = await onEmptyStore();
+      try {
+        expect((await empty.request('GET', RECORD)).status).toBe(404);
+        const put = await empty.request('PUT', RECORD, {
+          body: { data: { stringField: 'first', intField: '3' } },
+        });
+        expect(put.status).toBe(200);
+        expect(put.body.data).toEqual({ stringField: 'first', intField: 3 });
+        expect(put.headers.get('etag')).toBe('"1"');
+        const get = await empty.request('GET', RECORD);
+        expect(get.status).toBe(200);
+        expect(get.body.data).toEqual({ stringField: 'first', intField: 3 });
+        expect(get.headers.get('etag')).toBe('"1"');
+        const list = await empty.request('GET', '/data/singlerec');
+        expect(list.body.data).toEqual([{ stringField: 'first', intField: 3 }]);
+        // PUT under another id creates nothing.
+        const other = await empty.request('PUT', '/data/singlerec/other', {
+          body: { data: { stringField: 'x' } },
+        });
+        expect(other.status).toBe(404);
+        const count = await empty.request('GET', '/entity/singlerec/recordCounts');
+        expect(count.body.data).toEqual({ count: 1 });
+      } finally {
+        await empty.close();
+      }
     });
 
     it('PATCH changes only the given fields; null removes one', async () => {
