@@ -220,6 +220,7 @@ describe('Gemini compatibility', () => {
       'CATEGORY',
       'PRODUCT',
       'SINGLEREC',
+      'SITE_SETTINGS',
     ]);
     expect(entities.map((loaded) => loaded.document)).toEqual(JSON.parse(text));
     const [category, product] = entities.map((loaded) => loaded.entity);

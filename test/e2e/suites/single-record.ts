@@ -1,7 +1,8 @@
 /**
  * End-to-end cases of a single-record entity declared the way Gemini declares one — no `lk`, no
- * key field (SPEC §4.6) — on the `gemini` fixture's SINGLEREC, defined once and run against every
- * storage driver: `single-record.test.ts` (SQLite) and `single-record.postgres.test.ts`.
+ * key field (SPEC §4.6) — on the `gemini` fixture's SINGLEREC (default `lkValue`) and
+ * SITE_SETTINGS (`lkValue: current`), defined once and run against every storage driver:
+ * `single-record.test.ts` (SQLite) and `single-record.postgres.test.ts`.
  */
 import { createLogger } from '@entity-gen/runtime';
 import { SqliteDriver } from '@entity-gen/runtime/sqlite';
@@ -227,6 +228,98 @@ export function describeSingleRecordSuite(label: string, makeDriver: MakeDriver)
       });
       const summary = await service.request('GET', '/summary');
       expect(summary.body.data.entities.SINGLEREC.lastUpdateTimeUnix).toBeGreaterThan(0);
+    });
+
+    describe('with its own lkValue and no key field (SITE_SETTINGS, lkValue: current)', () => {
+      const CURRENT = '/data/site_settings/current';
+
+      it('answers 404 on the default id and on current before the record exists', async () => {
+        const get = await service.request('GET', CURRENT);
+        expect(get.status).toBe(404);
+        expect(get.body.error.reason).toBe(
+          'EntityRecord with id current not found for SITE_SETTINGS',
+        );
+        for (const method of ['GET', 'PUT', 'PATCH']) {
+          const response = await service.request(method, `/data/site_settings/${ID}`, {
+            ...(method === 'GET' ? {} : { body: { data: { siteName: 'x' } } }),
+          });
+          expect(response.status, method).toBe(404);
+          expect(response.body.error.reason).toBe(
+            `EntityRecord with id ${ID} not found for SITE_SETTINGS`,
+          );
+        }
+        expect((await service.request('GET', '/data/site_settings')).body.data).toEqual([]);
+      });
+
+      it('PATCH creates the record under current; PUT and PATCH then change it', async () => {
+        const created = await service.request('PATCH', CURRENT, {
+          body: { data: { siteName: 'Bottega' } },
+        });
+        expect(created.status).toBe(200);
+        expect(created.body.data).toEqual({ siteName: 'Bottega' });
+        expect(created.headers.get('etag')).toBe('"1"');
+        const put = await service.request('PUT', CURRENT, {
+          body: { data: { siteName: 'Bottega Due', maintenance: 'false' } },
+        });
+        expect(put.status).toBe(200);
+        expect(put.body.data).toEqual({ siteName: 'Bottega Due', maintenance: false });
+        expect(put.headers.get('etag')).toBe('"2"');
+        const patch = await service.request('PATCH', CURRENT, {
+          body: { data: { maintenance: true } },
+        });
+        expect(patch.body.data).toEqual({ siteName: 'Bottega Due', maintenance: true });
+        const get = await service.request('GET', '/data/SITE_SETTINGS/current');
+        expect(get.status).toBe(200);
+        expect(get.body.data).toEqual({ siteName: 'Bottega Due', maintenance: true });
+        expect(get.headers.get('etag')).toBe('"3"');
+        const missing = await service.request('PUT', CURRENT, { body: { data: {} } });
+        expect(missing.status).toBe(400);
+        expect(missing.body.error.reason).toBe(
+          'EntityRecord of SITE_SETTINGS with id current invalid',
+        );
+        expect(missing.body.error.issues).toEqual([
+          { path: ['siteName'], code: 'required', message: 'Field siteName is required' },
+        ]);
+      });
+
+      it('answers 404 for any other id, the default _singlerec_lk included, and creates nothing', async () => {
+        for (const id of [ID, 'CURRENT', 'current2', 'other']) {
+          const path = `/data/site_settings/${id}`;
+          const get = await service.request('GET', path);
+          expect(get.status, id).toBe(404);
+          expect(get.body.error.reason).toBe(
+            `EntityRecord with id ${id} not found for SITE_SETTINGS`,
+          );
+          const put = await service.request('PUT', path, { body: { data: { siteName: 'x' } } });
+          expect(put.status, id).toBe(404);
+          const patch = await service.request('PATCH', path, {
+            body: { data: { siteName: 'x' } },
+          });
+          expect(patch.status, id).toBe(404);
+        }
+        const list = await service.request('GET', '/data/site_settings');
+        expect(list.body.data).toEqual([{ siteName: 'Bottega Due', maintenance: true }]);
+        const count = await service.request('GET', '/entity/site_settings/recordCounts');
+        expect(count.body.data).toEqual({ count: 1 });
+      });
+
+      it('answers 405 to POST and DELETE, and /entity shows its lkValue', async () => {
+        const del = await service.request('DELETE', CURRENT);
+        expect(del.status).toBe(405);
+        expect(del.headers.get('allow')).toBe('GET, HEAD, PUT, PATCH');
+        const post = await service.request('POST', '/data/site_settings', {
+          body: { data: { siteName: 'x' } },
+        });
+        expect(post.status).toBe(405);
+        const entity = await service.request('GET', '/entity/site_settings');
+        expect(entity.body.data.schema.entity).toMatchObject({
+          name: 'SITE_SETTINGS',
+          singleRecord: true,
+          lkValue: 'current',
+        });
+        expect(entity.body.data.schema.entity.lk).toBeUndefined();
+        expect((await service.request('GET', CURRENT)).status).toBe(200);
+      });
     });
   });
 }
