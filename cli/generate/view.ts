@@ -79,7 +79,12 @@ export function definitionView(entity: EntityModel): object {
   ].sort();
   return {
     ...entity,
-    keyList: fixedKey ? `lkValue (no key field)` : entity.lk.join(', '),
+    keyList: !fixedKey
+      ? entity.lk.join(', ')
+      : entity.lk.length === 0
+        ? 'lkValue (no key field)'
+        : // Gemini keeps the lk of a single-record entity as metadata; its fields are plain ones.
+          'lkValue (not by its lk fields)',
     compositeKey,
     fixedKey,
     recordId: entity.lkValue === undefined ? '' : stringLiteral(entity.lkValue),

@@ -221,6 +221,7 @@ describe('Gemini compatibility', () => {
       'PRODUCT',
       'SINGLEREC',
       'SITE_SETTINGS',
+      'REGION_DEFAULTS',
     ]);
     expect(entities.map((loaded) => loaded.document)).toEqual(JSON.parse(text));
     const [category, product] = entities.map((loaded) => loaded.entity);

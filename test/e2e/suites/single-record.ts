@@ -1,7 +1,8 @@
 /**
  * End-to-end cases of a single-record entity declared the way Gemini declares one — no `lk`, no
  * key field (SPEC §4.6) — on the `gemini` fixture's SINGLEREC (default `lkValue`) and
- * SITE_SETTINGS (`lkValue: current`), defined once and run against every storage driver:
+ * SITE_SETTINGS (`lkValue: current`), and on REGION_DEFAULTS, declared with a composite `lk` as
+ * Gemini accepts it; defined once and run against every storage driver:
  * `single-record.test.ts` (SQLite) and `single-record.postgres.test.ts`.
  */
 import { createLogger } from '@entity-gen/runtime';
@@ -319,6 +320,72 @@ export function describeSingleRecordSuite(label: string, makeDriver: MakeDriver)
         });
         expect(entity.body.data.schema.entity.lk).toBeUndefined();
         expect((await service.request('GET', CURRENT)).status).toBe(200);
+      });
+    });
+
+    describe('declared with a composite lk (REGION_DEFAULTS, lk: [region, revision])', () => {
+      // Accepted as Gemini accepts it: addressed by lkValue alone, the lk fields are plain
+      // required fields that a write may change.
+      const DEFAULTS = `/data/region_defaults/${ID}`;
+
+      it('PATCH without the lk fields cannot create the record; PUT creates it under lkValue', async () => {
+        expect((await service.request('GET', DEFAULTS)).status).toBe(404);
+        const incomplete = await service.request('PATCH', DEFAULTS, {
+          body: { data: { currency: 'EUR' } },
+        });
+        expect(incomplete.status).toBe(400);
+        expect(incomplete.body.error.issues.map((issue: { path: string[] }) => issue.path)).toEqual(
+          [['region'], ['revision']],
+        );
+        const put = await service.request('PUT', DEFAULTS, {
+          body: { data: { region: 'eu', revision: '2', currency: 'usd' } },
+        });
+        expect(put.status).toBe(200);
+        expect(put.body.data).toEqual({ region: 'eu', revision: 2, currency: 'USD' });
+        expect(put.headers.get('etag')).toBe('"1"');
+        const get = await service.request('GET', DEFAULTS);
+        expect(get.body.data).toEqual({ region: 'eu', revision: 2, currency: 'USD' });
+      });
+
+      it('PATCH may change an lk field: the id stays lkValue', async () => {
+        const patch = await service.request('PATCH', DEFAULTS, {
+          body: { data: { region: 'us', revision: 3 } },
+        });
+        expect(patch.status).toBe(200);
+        expect(patch.body.data).toEqual({ region: 'us', revision: 3, currency: 'USD' });
+        expect(patch.headers.get('etag')).toBe('"2"');
+        const list = await service.request('GET', '/data/region_defaults?region=us');
+        expect(list.body.data).toEqual([{ region: 'us', revision: 3, currency: 'USD' }]);
+        const removed = await service.request('PATCH', DEFAULTS, {
+          body: { data: { revision: null } },
+        });
+        expect(removed.status).toBe(400);
+      });
+
+      it('answers 404 for any other id, the lk values joined included, and 405 to POST and DELETE', async () => {
+        for (const id of ['us~3', 'eu~2', 'us', 'other']) {
+          const path = `/data/region_defaults/${encodeURIComponent(id)}`;
+          const get = await service.request('GET', path);
+          expect(get.status, id).toBe(404);
+          expect(get.body.error.reason).toBe(
+            `EntityRecord with id ${id} not found for REGION_DEFAULTS`,
+          );
+          const put = await service.request('PUT', path, {
+            body: { data: { region: 'us', revision: 3 } },
+          });
+          expect(put.status, id).toBe(404);
+          const patch = await service.request('PATCH', path, { body: { data: { revision: 4 } } });
+          expect(patch.status, id).toBe(404);
+        }
+        const post = await service.request('POST', '/data/region_defaults', {
+          body: { data: { region: 'eu', revision: 1 } },
+        });
+        expect(post.status).toBe(405);
+        expect((await service.request('DELETE', DEFAULTS)).status).toBe(405);
+        const count = await service.request('GET', '/entity/region_defaults/recordCounts');
+        expect(count.body.data).toEqual({ count: 1 });
+        const entity = await service.request('GET', '/entity/region_defaults');
+        expect(entity.body.data.schema.entity.lk).toEqual(['region', 'revision']);
       });
     });
   });
