@@ -110,6 +110,15 @@ describe('access file validation', () => {
           GET_LIST: ['public'],
           GET_BYID: ['public'],
           NEW: ['editor', 'admin'],
+          UPDATE: ['editor', 'admin', 'reviewer'],
+          DELETE: ['admin'],
+        },
+      },
+      SETTINGS: {
+        methods: {
+          GET_LIST: ['public'],
+          GET_BYID: ['public'],
+          NEW: ['admin'],
           UPDATE: ['editor', 'admin'],
           DELETE: ['admin'],
         },

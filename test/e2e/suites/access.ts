@@ -56,7 +56,8 @@ export async function token(
   return jwt.sign(new TextEncoder().encode(options.secret ?? SECRET));
 }
 
-type Caller = 'anonymous' | 'alice' | 'bob' | 'editor' | 'admin' | 'apiKey' | 'apiKeyBearer';
+type Caller =
+  'anonymous' | 'alice' | 'bob' | 'editor' | 'reviewer' | 'admin' | 'apiKey' | 'apiKeyBearer';
 
 /** Whether each caller may call each method of each entity, from fixtures/access/access.yaml. */
 const RULES: Record<string, Record<AccessMethod, readonly string[]>> = {
@@ -64,7 +65,7 @@ const RULES: Record<string, Record<AccessMethod, readonly string[]>> = {
     GET_LIST: ['public'],
     GET_BYID: ['public'],
     NEW: ['editor', 'admin'],
-    UPDATE: ['editor', 'admin'],
+    UPDATE: ['editor', 'admin', 'reviewer'],
     DELETE: ['admin'],
   },
   ORDER: {
@@ -87,6 +88,7 @@ const ROLES: Record<Exclude<Caller, 'anonymous'>, readonly string[]> = {
   alice: [],
   bob: [],
   editor: ['editor'],
+  reviewer: ['reviewer'],
   admin: ['admin'],
   apiKey: ['editor'],
   apiKeyBearer: ['editor'],
@@ -117,7 +119,7 @@ export function describeAccessSuite(label: string, makeDriver: MakeDriver): void
         auth: suiteAuthenticator(),
         ...(driver === undefined ? {} : { driver }),
       });
-      for (const caller of ['alice', 'bob', 'editor', 'admin'] as const)
+      for (const caller of ['alice', 'bob', 'editor', 'reviewer', 'admin'] as const)
         headers[caller] = { Authorization: `Bearer ${await token(caller, ROLES[caller])}` };
       headers.apiKey = { 'X-API-Key': API_KEY };
       headers.apiKeyBearer = { Authorization: `Bearer ${API_KEY}` };
@@ -128,7 +130,15 @@ export function describeAccessSuite(label: string, makeDriver: MakeDriver): void
     });
 
     describe('roles per entity and method', () => {
-      const callers: Caller[] = ['anonymous', 'alice', 'editor', 'admin', 'apiKey', 'apiKeyBearer'];
+      const callers: Caller[] = [
+        'anonymous',
+        'alice',
+        'editor',
+        'reviewer',
+        'admin',
+        'apiKey',
+        'apiKeyBearer',
+      ];
       for (const entity of ['PRODUCT', 'ORDER', 'AUDIT']) {
         it.each(callers)(`%s on ${entity}`, async (caller) => {
           const path = `/data/${entity.toLowerCase()}`;
@@ -216,9 +226,9 @@ export function describeAccessSuite(label: string, makeDriver: MakeDriver): void
       it('/entity and /summary show only the entities the caller may list; /health is public', async () => {
         const names = async (caller: Caller): Promise<string[]> =>
           Object.keys((await service.request('GET', '/entity', { headers: as(caller) })).body.data);
-        expect(await names('anonymous')).toEqual(['PRODUCT']);
-        expect(await names('alice')).toEqual(['ORDER', 'PRODUCT']);
-        expect(await names('admin')).toEqual(['AUDIT', 'ORDER', 'PRODUCT']);
+        expect(await names('anonymous')).toEqual(['PRODUCT', 'SETTINGS']);
+        expect(await names('alice')).toEqual(['ORDER', 'PRODUCT', 'SETTINGS']);
+        expect(await names('admin')).toEqual(['AUDIT', 'ORDER', 'PRODUCT', 'SETTINGS']);
         expect(
           (await service.request('GET', '/entity/audit', { headers: as('alice') })).status,
         ).toBe(404);
@@ -226,11 +236,106 @@ export function describeAccessSuite(label: string, makeDriver: MakeDriver): void
           (await service.request('GET', '/entity/audit', { headers: as('admin') })).status,
         ).toBe(200);
         const summary = await service.request('GET', '/summary', { headers: as('alice') });
-        expect(Object.keys(summary.body.data.entities).sort()).toEqual(['ORDER', 'PRODUCT']);
+        expect(Object.keys(summary.body.data.entities).sort()).toEqual([
+          'ORDER',
+          'PRODUCT',
+          'SETTINGS',
+        ]);
         const health = await service.request('GET', '/health', {
           headers: { Authorization: 'Bearer not-a-key' },
         });
         expect(health.status).toBe(200);
+      });
+    });
+
+    describe('creating through PUT and PATCH needs NEW as well as UPDATE', () => {
+      it('a role with UPDATE but not NEW replaces and patches records but cannot create one', async () => {
+        const created = await service.request('PUT', '/data/product/rv1', {
+          body: { data: { code: 'rv1', name: 'Thing', price: '1' } },
+          headers: as('editor'),
+        });
+        expect(created.status, created.text).toBe(200);
+        const replaced = await service.request('PUT', '/data/product/rv1', {
+          body: { data: { code: 'rv1', name: 'Fixed', price: '2' } },
+          headers: as('reviewer'),
+        });
+        expect(replaced.status, replaced.text).toBe(200);
+        expect(replaced.body.data).toEqual({ code: 'rv1', name: 'Fixed', price: '2' });
+        const patched = await service.request('PATCH', '/data/product/rv1', {
+          body: { data: { price: '3' } },
+          headers: as('reviewer'),
+        });
+        expect(patched.body.data).toEqual({ code: 'rv1', name: 'Fixed', price: '3' });
+
+        const refused = await service.request('PUT', '/data/product/rv2', {
+          body: { data: { code: 'rv2', name: 'Sneaked in', price: '1' } },
+          headers: as('reviewer'),
+        });
+        expect(refused.status).toBe(403);
+        expect(refused.body).toEqual({
+          status: 'error',
+          error: { reason: 'Role required for NEW on Entity PRODUCT' },
+        });
+        expect((await service.request('GET', '/data/product/rv2')).status).toBe(404);
+        // PATCH of an absent record of an ordinary entity creates nothing: it stays a 404.
+        const patchAbsent = await service.request('PATCH', '/data/product/rv2', {
+          body: { data: { name: 'x' } },
+          headers: as('reviewer'),
+        });
+        expect(patchAbsent.status).toBe(404);
+      });
+
+      it('PUT and PATCH create the single record only for a role with NEW', async () => {
+        for (const [method, data] of [
+          ['PUT', { shopName: 'Corner shop' }],
+          ['PATCH', { currency: 'EUR' }],
+        ] as const) {
+          const refused = await service.request(method, '/data/settings/current', {
+            body: { data },
+            headers: as('editor'),
+          });
+          expect(refused.status, `${method} ${refused.text}`).toBe(403);
+          expect(refused.body.error.reason).toBe('Role required for NEW on Entity SETTINGS');
+        }
+        expect((await service.request('GET', '/data/settings')).body.data).toEqual([]);
+        const created = await service.request('PATCH', '/data/settings/current', {
+          body: { data: { shopName: 'Corner shop' } },
+          headers: as('admin'),
+        });
+        expect(created.status, created.text).toBe(200);
+        // Once it exists, UPDATE is enough.
+        const patched = await service.request('PATCH', '/data/settings/current', {
+          body: { data: { currency: 'EUR' } },
+          headers: as('editor'),
+        });
+        expect(patched.status, patched.text).toBe(200);
+        expect(patched.body.data).toEqual({ shopName: 'Corner shop', currency: 'EUR' });
+        const replaced = await service.request('PUT', '/data/settings/current', {
+          body: { data: { shopName: 'Big shop' } },
+          headers: as('editor'),
+        });
+        expect(replaced.body.data).toEqual({ shopName: 'Big shop' });
+      });
+
+      it('a PUT that creates a record follows the owner rule', async () => {
+        const theirs = await service.request('PUT', '/data/order/pc1', {
+          body: { data: { id: 'pc1', customer: 'bob', total: '1' } },
+          headers: as('alice'),
+        });
+        expect(theirs.status).toBe(403);
+        expect(theirs.body.error.reason).toBe(
+          'Field customer of Entity ORDER must be your own subject: you may not write records of another owner',
+        );
+        expect(
+          (await service.request('GET', '/data/order/pc1', { headers: as('admin') })).status,
+        ).toBe(404);
+        const mine = await service.request('PUT', '/data/order/pc1', {
+          body: { data: { id: 'pc1', total: '1' } },
+          headers: as('alice'),
+        });
+        expect(mine.status, mine.text).toBe(200);
+        expect(mine.body.data).toEqual({ id: 'pc1', customer: 'alice', total: '1' });
+        await service.request('DELETE', '/data/order/pc1', { headers: as('admin') });
       });
     });
 
