@@ -1,10 +1,12 @@
 /**
  * Access control end to end (SPEC §8) on the `access` fixture (fixtures/access/access.yaml),
  * defined once and run against every storage driver: `access.test.ts` (SQLite) and
- * `access.postgres.test.ts`. Callers: anonymous, JWT principals with and without roles, an API
- * key (as X-API-Key and as a Bearer token) and a wrong key; every method of a listed entity with
- * an owner rule, of a listed public-read entity and of an unlisted entity; bad tokens; the owner
- * rule with filters, counts, offset and cursor paging.
+ * `access.postgres.test.ts`. The matrix: callers (anonymous, JWT principals with and without
+ * roles, an API key as X-API-Key and as a Bearer token, a wrong key both ways) × every HTTP method
+ * (GET, HEAD, PUT, PATCH, DELETE, POST, recordCounts) of a listed entity with an owner rule, of a
+ * listed public-read entity and of an unlisted entity, each answer checked exactly. Then creating
+ * through PUT and PATCH, bad tokens, and the owner rule with filters, counts, offset and cursor
+ * paging.
  */
 import { createHash, generateKeyPairSync } from 'node:crypto';
 import { SignJWT } from 'jose';
@@ -57,7 +59,16 @@ export async function token(
 }
 
 type Caller =
-  'anonymous' | 'alice' | 'bob' | 'editor' | 'reviewer' | 'admin' | 'apiKey' | 'apiKeyBearer';
+  | 'anonymous'
+  | 'alice'
+  | 'bob'
+  | 'editor'
+  | 'reviewer'
+  | 'admin'
+  | 'apiKey'
+  | 'apiKeyBearer'
+  | 'wrongKey'
+  | 'wrongKeyBearer';
 
 /** Whether each caller may call each method of each entity, from fixtures/access/access.yaml. */
 const RULES: Record<string, Record<AccessMethod, readonly string[]>> = {
@@ -84,22 +95,96 @@ const RULES: Record<string, Record<AccessMethod, readonly string[]>> = {
   },
 };
 
-const ROLES: Record<Exclude<Caller, 'anonymous'>, readonly string[]> = {
-  alice: [],
-  bob: [],
-  editor: ['editor'],
-  reviewer: ['reviewer'],
-  admin: ['admin'],
-  apiKey: ['editor'],
-  apiKeyBearer: ['editor'],
+/** The callers with valid credentials: their subject and roles. */
+const PRINCIPALS: Record<
+  Exclude<Caller, 'anonymous' | 'wrongKey' | 'wrongKeyBearer'>,
+  { subject: string; roles: readonly string[] }
+> = {
+  alice: { subject: 'alice', roles: [] },
+  bob: { subject: 'bob', roles: [] },
+  editor: { subject: 'editor', roles: ['editor'] },
+  reviewer: { subject: 'reviewer', roles: ['reviewer'] },
+  admin: { subject: 'admin', roles: ['admin'] },
+  apiKey: { subject: 'ci', roles: ['editor'] },
+  apiKeyBearer: { subject: 'ci', roles: ['editor'] },
 };
 
-function allowed(caller: Caller, entity: string, method: AccessMethod): boolean {
+/**
+ * How a refused call must be answered: its status, its reason and, for a 401, its
+ * `WWW-Authenticate` challenge; `undefined` when the caller may call the method.
+ */
+function refusal(
+  caller: Caller,
+  entity: string,
+  method: AccessMethod,
+): { status: 401 | 403; reason: string; challenge?: string } | undefined {
+  // Credentials that do not verify are refused everywhere, public methods included.
+  if (caller === 'wrongKey' || caller === 'wrongKeyBearer')
+    return {
+      status: 401,
+      reason: 'Authentication required',
+      challenge: 'Bearer error="invalid_token"',
+    };
   const roles = RULES[entity]![method];
-  if (roles.includes('public')) return true;
-  if (caller === 'anonymous') return false;
-  if (roles.includes('authenticated')) return true;
-  return ROLES[caller].some((role) => roles.includes(role));
+  if (roles.includes('public')) return undefined;
+  if (caller === 'anonymous')
+    return {
+      status: 401,
+      reason: 'Authentication required',
+      challenge: 'Bearer realm="entity-gen", X-API-Key',
+    };
+  if (roles.includes('authenticated')) return undefined;
+  if (PRINCIPALS[caller].roles.some((role) => roles.includes(role))) return undefined;
+  return { status: 403, reason: `Role required for ${method} on Entity ${entity}` };
+}
+
+/** The records one caller's row of the matrix works with, per entity. */
+function matrixRecords(
+  entity: string,
+  caller: Caller,
+  index: number,
+): {
+  key: string;
+  id: string;
+  seed: Record<string, unknown>;
+  replacement: Record<string, unknown>;
+  patch: Record<string, unknown>;
+  fresh: Record<string, unknown>;
+} {
+  // ORDER records belong to the caller (owner rule), so that they may see them.
+  const subject =
+    caller in PRINCIPALS ? PRINCIPALS[caller as keyof typeof PRINCIPALS].subject : 'nobody';
+  if (entity === 'PRODUCT') {
+    const id = `${caller}-p`;
+    return {
+      key: 'code',
+      id,
+      seed: { code: id, name: 'Thing', price: '1.5' },
+      replacement: { code: id, name: 'Replaced', price: '2' },
+      patch: { name: 'Changed' },
+      fresh: { code: `${id}-new`, name: 'New', price: '3' },
+    };
+  }
+  if (entity === 'ORDER') {
+    const id = `${caller}-o`;
+    return {
+      key: 'id',
+      id,
+      seed: { id, customer: subject, total: '2' },
+      replacement: { id, customer: subject, total: '3' },
+      patch: { status: 'PAID' },
+      fresh: { id: `${id}-new`, customer: subject, total: '4' },
+    };
+  }
+  const id = 100 + index;
+  return {
+    key: 'id',
+    id: String(id),
+    seed: { id, note: 'seeded' },
+    replacement: { id, note: 'replaced' },
+    patch: { note: 'changed' },
+    fresh: { id: id + 50, note: 'new' },
+  };
 }
 
 /**
@@ -111,6 +196,13 @@ export function describeAccessSuite(label: string, makeDriver: MakeDriver): void
     let service: BootedService;
     const headers: Partial<Record<Caller, Record<string, string>>> = {};
     const as = (caller: Caller): Record<string, string> => headers[caller] ?? {};
+    /** A JWT principal with `subject` and `roles`, as request headers. */
+    const bearer = async (
+      subject: string,
+      roles: readonly string[] = [],
+    ): Promise<Record<string, string>> => ({
+      Authorization: `Bearer ${await token(subject, roles)}`,
+    });
 
     beforeAll(async () => {
       const driver = await makeDriver();
@@ -120,9 +212,11 @@ export function describeAccessSuite(label: string, makeDriver: MakeDriver): void
         ...(driver === undefined ? {} : { driver }),
       });
       for (const caller of ['alice', 'bob', 'editor', 'reviewer', 'admin'] as const)
-        headers[caller] = { Authorization: `Bearer ${await token(caller, ROLES[caller])}` };
+        headers[caller] = await bearer(PRINCIPALS[caller].subject, PRINCIPALS[caller].roles);
       headers.apiKey = { 'X-API-Key': API_KEY };
       headers.apiKeyBearer = { Authorization: `Bearer ${API_KEY}` };
+      headers.wrongKey = { 'X-API-Key': `${API_KEY}-wrong` };
+      headers.wrongKeyBearer = { Authorization: 'Bearer not-the-key' };
     });
     afterAll(async () => {
       // (undefined when beforeAll failed; its error is the one to report)
@@ -138,88 +232,86 @@ export function describeAccessSuite(label: string, makeDriver: MakeDriver): void
         'admin',
         'apiKey',
         'apiKeyBearer',
+        'wrongKey',
+        'wrongKeyBearer',
       ];
       for (const entity of ['PRODUCT', 'ORDER', 'AUDIT']) {
-        it.each(callers)(`%s on ${entity}`, async (caller) => {
+        it.each(callers)(`%s on ${entity}: every method answers exactly`, async (caller) => {
+          const records = matrixRecords(entity, caller, callers.indexOf(caller));
           const path = `/data/${entity.toLowerCase()}`;
-          const id = entity === 'AUDIT' ? '7' : `${caller}-${entity.toLowerCase()}`;
-          const record: Record<string, unknown> =
-            entity === 'PRODUCT'
-              ? { code: id, name: 'Thing', price: '1.5' }
-              : entity === 'ORDER'
-                ? { id, total: '2' }
-                : { id: 7, note: 'n' };
-          const check = async (
+          const recordPath = `${path}/${records.id}`;
+          const filter = `?${records.key}=${records.id}`;
+          /**
+           * Sends one request and checks its answer: a refused call is exactly the 401 or 403 of
+           * the rules; an allowed one is a 200 whose `data` is `want` (a HEAD: no body at all).
+           * Returns whether the call was allowed.
+           */
+          const call = async (
             method: AccessMethod,
-            response: { status: number; body: { error?: { reason: string } }; headers: Headers },
-          ): Promise<void> => {
-            const what = `${caller} ${method} ${entity}: ${JSON.stringify(response.body)}`;
-            if (allowed(caller, entity, method)) {
-              expect([401, 403], what).not.toContain(response.status);
-              expect(response.status, what).toBeLessThan(500);
-            } else if (caller === 'anonymous') {
-              expect(response.status, what).toBe(401);
-              expect(response.body.error?.reason).toBe('Authentication required');
-              expect(response.headers.get('www-authenticate')).toMatch(/^Bearer/);
-            } else {
-              expect(response.status, what).toBe(403);
-              expect(response.body.error?.reason).toBe(
-                `Role required for ${method} on Entity ${entity}`,
-              );
+            http: string,
+            target: string,
+            want: unknown,
+            body?: unknown,
+          ): Promise<boolean> => {
+            const response = await service.request(http, target, {
+              headers: as(caller),
+              ...(body === undefined ? {} : { body: { data: body } }),
+            });
+            const what = `${caller} ${http} ${target}: ${response.status} ${response.text}`;
+            const refused = refusal(caller, entity, method);
+            if (refused === undefined) {
+              expect(response.status, what).toBe(200);
+              if (http === 'HEAD') expect(response.text, what).toBe('');
+              else expect(response.body.data, what).toEqual(want);
+              return true;
             }
+            expect(response.status, what).toBe(refused.status);
+            if (http !== 'HEAD')
+              expect(response.body, what).toEqual({
+                status: 'error',
+                error: { reason: refused.reason },
+              });
+            expect(response.headers.get('www-authenticate') ?? undefined, what).toBe(
+              refused.challenge,
+            );
+            return false;
           };
           // Seed the record as admin so that reads and writes have something to act on.
-          await service.request('PUT', `${path}/${id}`, {
-            body: { data: entity === 'ORDER' ? { ...record, customer: caller } : record },
+          const seeded = await service.request('PUT', recordPath, {
+            body: { data: records.seed },
             headers: as('admin'),
           });
-          await check('GET_LIST', await service.request('GET', path, { headers: as(caller) }));
-          const count = await service.request(
-            'GET',
-            `/entity/${entity.toLowerCase()}/recordCounts`,
-            {
-              headers: as(caller),
-            },
-          );
-          await check('GET_LIST', count);
-          await check(
-            'GET_BYID',
-            await service.request('GET', `${path}/${id}`, { headers: as(caller) }),
-          );
-          await check(
-            'UPDATE',
-            await service.request('PATCH', `${path}/${id}`, {
-              body: { data: entity === 'PRODUCT' ? { name: 'Changed' } : { note: 'x' } },
-              headers: as(caller),
-            }),
-          );
-          await check(
-            'DELETE',
-            await service.request('DELETE', `${path}/${id}`, { headers: as(caller) }),
-          );
-          const fresh =
-            entity === 'AUDIT'
-              ? { id: 8, note: 'n' }
-              : { ...record, [entity === 'PRODUCT' ? 'code' : 'id']: `${id}-new` };
-          await check(
-            'NEW',
-            await service.request('POST', path, { body: { data: fresh }, headers: as(caller) }),
-          );
-          // Whatever was created is removed again, so each caller starts from the same state.
-          for (const created of [id, entity === 'AUDIT' ? '8' : `${id}-new`])
-            await service.request('DELETE', `${path}/${created}`, { headers: as('admin') });
+          expect(seeded.status, seeded.text).toBe(200);
+          let current: Record<string, unknown> = records.seed;
+          await call('GET_LIST', 'GET', `${path}${filter}`, [current]);
+          await call('GET_LIST', 'HEAD', `${path}${filter}`, undefined);
+          await call('GET_LIST', 'GET', `/entity/${entity.toLowerCase()}/recordCounts${filter}`, {
+            count: 1,
+          });
+          await call('GET_BYID', 'GET', recordPath, current);
+          await call('GET_BYID', 'HEAD', recordPath, undefined);
+          if (await call('UPDATE', 'PUT', recordPath, records.replacement, records.replacement))
+            current = records.replacement;
+          const patched = { ...current, ...records.patch };
+          if (await call('UPDATE', 'PATCH', recordPath, patched, records.patch)) current = patched;
+          await call('DELETE', 'DELETE', recordPath, current);
+          await call('NEW', 'POST', path, records.fresh, records.fresh);
+          // Whatever is left is removed again, so each caller starts from the same state.
+          for (const created of [records.seed, records.fresh]) {
+            const id = String(created[records.key]);
+            await service.request('DELETE', `${path}/${id}`, { headers: as('admin') });
+          }
         });
       }
 
-      it('a wrong API key is a 401, as X-API-Key and as a Bearer token, even on public methods', async () => {
-        for (const wrong of [{ 'X-API-Key': 'nope' }, { Authorization: 'Bearer nope' }] as Record<
-          string,
-          string
-        >[]) {
-          const response = await service.request('GET', '/data/product', { headers: wrong });
-          expect(response.status).toBe(401);
-          expect(response.body.error.reason).toBe('Authentication required');
-          expect(response.headers.get('www-authenticate')).toContain('invalid_token');
+      it('a wrong key is a 401 on the metadata routes too, as X-API-Key and as a Bearer token', async () => {
+        for (const caller of ['wrongKey', 'wrongKeyBearer'] as const) {
+          for (const path of ['/entity', '/entity/product', '/summary']) {
+            const response = await service.request('GET', path, { headers: as(caller) });
+            expect(response.status, `${caller} ${path}`).toBe(401);
+            expect(response.body.error.reason).toBe('Authentication required');
+            expect(response.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+          }
         }
       });
 
