@@ -95,6 +95,25 @@ describe('access file validation', () => {
           DELETE: ['admin'],
         },
       },
+      CUSTOMER: {
+        methods: {
+          GET_LIST: ['admin'],
+          GET_BYID: ['admin'],
+          NEW: ['admin'],
+          UPDATE: ['admin'],
+          DELETE: ['admin'],
+        },
+      },
+      NOTE: {
+        methods: {
+          GET_LIST: ['public'],
+          GET_BYID: ['public'],
+          NEW: ['public'],
+          UPDATE: ['authenticated'],
+          DELETE: ['authenticated'],
+        },
+        owner: 'author',
+      },
       ORDER: {
         methods: {
           GET_LIST: ['authenticated'],
@@ -122,6 +141,16 @@ describe('access file validation', () => {
           UPDATE: ['editor', 'admin'],
           DELETE: ['admin'],
         },
+      },
+      WISHLIST: {
+        methods: {
+          GET_LIST: ['authenticated'],
+          GET_BYID: ['authenticated'],
+          NEW: ['authenticated'],
+          UPDATE: ['authenticated'],
+          DELETE: ['authenticated'],
+        },
+        owner: 'customer',
       },
     });
     expect(loadAccess(undefined, MODEL)).toEqual({ access: undefined, diagnostics: [] });
