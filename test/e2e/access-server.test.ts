@@ -1,14 +1,15 @@
 /**
  * The access fixture's service as users run it (`node dist/server.js`, see
  * helpers/built-service.ts): credentials that cannot work stop it at start with exit code 1 and
- * one line naming the problem.
+ * one line naming the problem, and API keys, tokens and the JWT secret never reach its logs.
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildFixtureService } from '../helpers/built-service.js';
+import { buildFixtureService, startServiceProcess } from '../helpers/built-service.js';
 
 const SECRET = 'a-process-test-secret-long-enough-for-hs256';
 const API_KEY = 'process-test-key-0123456789abcdef';
@@ -93,5 +94,65 @@ describe('the built access service', () => {
     expect(lines, run.stderr).toHaveLength(2);
     expect(lines[0]).toMatch(line);
     expect(lines[1]).toBe('');
+  });
+
+  it('never writes API keys, bearer tokens or the JWT secret to its logs, even at trace level', async () => {
+    const sign = (subject: string, roles: string[], expiresAt: number): Promise<string> =>
+      new SignJWT({ roles })
+        .setProtectedHeader({ alg: 'HS256' })
+        .setSubject(subject)
+        .setExpirationTime(expiresAt)
+        .sign(new TextEncoder().encode(SECRET));
+    const now = Math.floor(Date.now() / 1000);
+    const token = await sign('alice', [], now + 600);
+    const expired = await sign('alice', [], now - 600);
+    const forged = await new SignJWT({ roles: ['admin'] })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('mallory')
+      .sign(new TextEncoder().encode(`${SECRET}-guessed`));
+    const wrongKey = 'wrong-key-fedcba9876543210';
+    const service = await startServiceProcess(dir, {
+      DATABASE_URL: 'sqlite::memory:',
+      LOG_LEVEL: 'trace',
+      JWT_SECRET: SECRET,
+      API_KEYS_FILE: 'keys.json',
+    });
+    const calls: [string, string, Record<string, string>, unknown, number][] = [
+      ['POST', '/data/product', { 'X-API-Key': API_KEY }, { code: 'p1', name: 'Saw' }, 200],
+      ['GET', '/data/product/p1', { Authorization: `Bearer ${API_KEY}` }, undefined, 200],
+      ['DELETE', '/data/product/p1', { 'X-API-Key': API_KEY }, undefined, 403],
+      ['POST', '/data/order', { Authorization: `Bearer ${token}` }, { id: 'o1', total: 1 }, 200],
+      ['GET', '/data/order/o1', { Authorization: `Bearer ${token}` }, undefined, 200],
+      ['POST', '/data/order', { Authorization: `Bearer ${token}` }, { id: 'o2', total: 'x' }, 400],
+      ['GET', '/data/audit', { Authorization: `Bearer ${token}` }, undefined, 403],
+      ['GET', '/data/product', { 'X-API-Key': wrongKey }, undefined, 401],
+      ['GET', '/data/product', { Authorization: `Bearer ${wrongKey}` }, undefined, 401],
+      ['GET', '/data/order', { Authorization: `Bearer ${expired}` }, undefined, 401],
+      ['GET', '/data/order', { Authorization: `Bearer ${forged}` }, undefined, 401],
+      ['GET', '/entity', { Authorization: `Bearer ${token}` }, undefined, 200],
+    ];
+    try {
+      for (const [method, path, headers, data, status] of calls) {
+        const response = await fetch(`${service.url}${path}`, {
+          method,
+          headers: { ...headers, 'content-type': 'application/json' },
+          ...(data === undefined ? {} : { body: JSON.stringify({ data }) }),
+          signal: AbortSignal.timeout(15_000),
+        });
+        expect(response.status, `${method} ${path}: ${await response.text()}`).toBe(status);
+      }
+    } finally {
+      expect(await service.stop()).toBe(0);
+    }
+    const logs = service.logs.join('');
+    // The requests were logged (debug logs every request), so there was something to leak into.
+    const requestLines = logs.split('\n').filter((line) => line.includes('"msg":"request"'));
+    expect(requestLines).toHaveLength(calls.length);
+    for (const secret of [API_KEY, wrongKey, token, expired, forged, SECRET]) {
+      expect(logs).not.toContain(secret);
+      // Not even the signature part of a token.
+      const signature = secret.split('.')[2];
+      if (signature !== undefined) expect(logs).not.toContain(signature);
+    }
   });
 });
