@@ -212,6 +212,21 @@ describe('access file written in JSON', () => {
   });
 });
 
+describe('the shop example', () => {
+  it('has a valid access file, which the README shows as it is', async () => {
+    const shop = modelOf(
+      await readFile(join(ROOT, 'fixtures/shop/shop.yaml'), 'utf8'),
+      'shop.yaml',
+    );
+    const text = await readFile(join(ROOT, 'fixtures/shop/access.yaml'), 'utf8');
+    const { access, diagnostics } = loadAccess({ file: 'access.yaml', text }, shop);
+    expect(diagnostics).toEqual([]);
+    expect(access?.get('CATEGORY')?.methods.NEW).toEqual(['editor', 'admin']);
+    const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+    expect(readme).toContain(`\`\`\`yaml\n${text}\`\`\``);
+  });
+});
+
 describe('entity-gen generate --access', () => {
   it.each([
     ['access.yaml', 'entities:\n  ORDER:\n    owner: total\n    GET: [x]\n', '3:12', '4:5'],

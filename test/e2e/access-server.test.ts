@@ -1,11 +1,13 @@
 /**
  * The access fixture's service as users run it (`node dist/server.js`, see
  * helpers/built-service.ts): credentials that cannot work stop it at start with exit code 1 and
- * one line naming the problem, and API keys, tokens and the JWT secret never reach its logs.
+ * one line naming the problem, API keys, tokens and the JWT secret never reach its logs, and the
+ * token recipe of its README works.
  */
 import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { createHash } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -153,6 +155,49 @@ describe('the built access service', () => {
       // Not even the signature part of a token.
       const signature = secret.split('.')[2];
       if (signature !== undefined) expect(logs).not.toContain(signature);
+    }
+  });
+
+  it('accepts the token its README tells how to make, as its README tells to send it', async () => {
+    const readme = await readFile(join(dir, 'README.md'), 'utf8');
+    const line = (start: string): string => {
+      const found = readme.split('\n').find((candidate) => candidate.startsWith(start));
+      if (found === undefined) throw new Error(`README.md has no line starting with ${start}`);
+      return found;
+    };
+    const secret = line('export JWT_SECRET=').slice('export JWT_SECRET='.length);
+    const curl = line('curl -H "Authorization: Bearer $TOKEN" ');
+    const path = /localhost:8080(\/\S+)$/.exec(curl)?.[1];
+    expect(path).toBe('/data/order');
+    // The README's own command, run by a shell as a user would.
+    const { stdout } = await promisify(execFile)(
+      'sh',
+      ['-c', `${line('TOKEN=$(node -e ')}\nprintf '%s' "$TOKEN"`],
+      { cwd: dir, env: { ...cleanEnv(), JWT_SECRET: secret }, timeout: 30_000 },
+    );
+    const token = stdout;
+    expect(token).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+    const service = await startServiceProcess(dir, {
+      DATABASE_URL: 'sqlite::memory:',
+      JWT_SECRET: secret,
+    });
+    try {
+      const send = (headers: Record<string, string>): Promise<Response> =>
+        fetch(`${service.url}${path}`, { headers, signal: AbortSignal.timeout(15_000) });
+      const withToken = await send({ Authorization: `Bearer ${token}` });
+      expect(withToken.status).toBe(200);
+      expect(await withToken.json()).toMatchObject({ status: 'success', data: [] });
+      expect((await send({})).status).toBe(401);
+      // The role the README names is in the token: an editor may create products.
+      const created = await fetch(`${service.url}/data/product`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ data: { code: 'p1', name: 'Saw' } }),
+        signal: AbortSignal.timeout(15_000),
+      });
+      expect(created.status).toBe(200);
+    } finally {
+      expect(await service.stop()).toBe(0);
     }
   });
 });
