@@ -76,12 +76,16 @@ const SERVICE_DEPENDENCIES = {
   typescriptVersion: '~5.9.3',
 };
 
-/** Emits every file of the service from the model: templates, laid out by ./layout. */
+/**
+ * Emits every file of the service from the model: templates, laid out by ./layout. `accessText`
+ * is the access file as written, shown in the README.
+ */
 export function emitService(
   model: SchemaModel,
   options: EmitOptions,
   restConfigs: ReadonlyMap<string, EntityRestConfig> = new Map(),
   access?: ReadonlyMap<string, EntityAccess>,
+  accessText?: string,
 ): EmittedFile[] {
   const restConfigOf = (entity: EntityModel): EntityRestConfig =>
     restConfigs.get(entity.name) ?? DEFAULT_ENTITY_REST_CONFIG;
@@ -153,7 +157,7 @@ export function emitService(
         access:
           access === undefined || options.accessFile === undefined
             ? undefined
-            : readmeAccessView(model, access, options.accessFile),
+            : readmeAccessView(model, access, options.accessFile, accessText ?? ''),
       }),
       sources: all,
       owner,
@@ -365,11 +369,19 @@ function serviceDeclarations(
   return { tablesDeclaration: printDoc(tables), serviceDeclaration: printDoc(service) };
 }
 
-/** The access table of the README: roles per entity and method, as code. */
+/** Roles every principal has or that need none: not worth putting into an example token. */
+const IMPLICIT_ROLES: readonly string[] = ['public', 'authenticated'];
+
+/**
+ * The access section of the README: the access file as written, roles per entity and method (as
+ * code), and what its token example uses: a role the file names (preferably one that creates
+ * records) and an entity to list (preferably one with an owner rule that needs credentials).
+ */
 function readmeAccessView(
   model: SchemaModel,
   access: ReadonlyMap<string, EntityAccess>,
   file: string,
+  text: string,
 ): object {
   const roles = (list: readonly string[]): string =>
     list.length === 0 ? 'nobody' : list.map((role) => `\`${role}\``).join(', ');
@@ -385,10 +397,43 @@ function readmeAccessView(
       owner: rules?.owner === undefined ? '' : `\`${rules.owner}\``,
     };
   });
+  // The token matters most where listing needs credentials, and shows the owner rule if any.
+  const needsToken = (entity: EntityModel): boolean =>
+    !(access.get(entity.name)?.methods.GET_LIST ?? []).includes('public');
+  const owned = (entity: EntityModel): boolean => access.get(entity.name)?.owner !== undefined;
   const example =
-    model.entities.find((entity) => access.get(entity.name)?.owner !== undefined) ??
+    model.entities.find((entity) => owned(entity) && needsToken(entity)) ??
+    model.entities.find(owned) ??
+    model.entities.find(needsToken) ??
     model.entities[0];
-  return { file, entities, example: example?.pathName ?? '' };
+  // A role other than admin (which the owner rule does not restrict), and only a plain name: it
+  // goes into the shell command of the example.
+  const named = (methods: readonly (readonly string[])[], admin: boolean): string | undefined =>
+    methods
+      .flat()
+      .find(
+        (role) =>
+          !IMPLICIT_ROLES.includes(role) && (admin || role !== 'admin') && /^[\w.:-]+$/.test(role),
+      );
+  const news = [...access.values()].map((rule) => rule.methods.NEW);
+  const all = [...access.values()].flatMap((rule) => Object.values(rule.methods));
+  const role = named(news, false) ?? named(all, false) ?? named(all, true);
+  const trimmed = text.trimEnd();
+  return {
+    file,
+    // Longer than any backtick run in the file, so the file cannot end the code block.
+    fence: '`'.repeat(Math.max(3, ...[...trimmed.matchAll(/`+/g)].map((run) => run[0].length + 1))),
+    language: /\.json$/i.test(file) ? 'json' : 'yaml',
+    text: trimmed,
+    entities,
+    example: example?.pathName ?? '',
+    exampleName: example?.name ?? '',
+    exampleNeedsToken: example !== undefined && needsToken(example),
+    hasOwner: model.entities.some(owned),
+    hasSingleRecord: model.entities.some((entity) => entity.singleRecord),
+    tokenRole: role ?? '',
+    tokenRoles: role === undefined ? '[]' : `['${role}']`,
+  };
 }
 
 function readmeEntityView(entity: EntityModel): object {

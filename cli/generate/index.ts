@@ -71,7 +71,7 @@ export async function generate(
       : { accessFile: accessFile.file }),
   };
   const named = withSourceNames(model, options.sourceNames);
-  const emitted = emitService(named, emitOptions, rest.configs, access.access);
+  const emitted = emitService(named, emitOptions, rest.configs, access.access, accessFile?.text);
   const files = emitted.map((file) => ({
     path: file.path,
     contents: finishFile(

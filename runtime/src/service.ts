@@ -168,8 +168,13 @@ export function createService(service: ServiceDefinition, options: ServiceOption
   const guard = (ctx: Context, routes: DataRoutes, method: AccessMethod): void => {
     const principal = principalOf(ctx);
     authorize(routes.access, method, routes.definition.name, principal);
+    const state = ctx.state as RequestState;
     const owner = ownerScope(routes.access, principal);
-    if (owner !== undefined) (ctx.state as RequestState).owner = owner;
+    if (owner !== undefined) state.owner = owner;
+    const access = routes.access;
+    // PUT and PATCH create an absent record: that needs NEW too, checked once it is known absent.
+    if (method === 'UPDATE' && access !== undefined)
+      state.authorizeCreate = () => authorize(access, 'NEW', routes.definition.name, principal);
   };
 
   const app = new Koa<RequestState>();
