@@ -10,6 +10,7 @@ import { cp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import type { EntityHooks, HookContext } from '@entity-gen/runtime';
 import { describe, expect, it } from 'vitest';
 import { OUTPUT, ROOT } from '../helpers/generate.js';
 
@@ -45,6 +46,18 @@ async function filesUnder(dir: string): Promise<string[]> {
     .sort();
 }
 
+/** The conflicting-name case's hooks module, before (`price`) or after (`cost`) the rename. */
+interface Module {
+  total(product: object): number;
+  summary(product: object): string;
+  input(code: string, price: string): object;
+  margin(product: object): number;
+  productHooks: EntityHooks<object>;
+}
+
+/** The hooks under test never use their context. */
+const context = {} as HookContext;
+
 /** Generates `before.yaml` into a fresh work folder and adds the case's user files. */
 async function prepare(name: string): Promise<string> {
   const work = join(OUTPUT, 'codemod', name);
@@ -69,7 +82,14 @@ async function userFiles(svc: string): Promise<Map<string, string>> {
 }
 
 describe('user files follow the renames of a regeneration', () => {
-  it.each(['field-rename', 'entity-rename', 'both', 'syntax-error'])('%s', async (name) => {
+  it.each([
+    'field-rename',
+    'entity-rename',
+    'both',
+    'conflicting-name',
+    'unrelated-type',
+    'syntax-error',
+  ])('%s', async (name) => {
     const work = await prepare(name);
     const svc = join(work, 'svc');
     const generated = await cli(work, 'generate', 'schema.yaml', '-o', 'svc');
@@ -93,8 +113,44 @@ describe('user files follow the renames of a regeneration', () => {
     // A second generate writes nothing; check agrees with the result.
     const again = await cli(work, 'generate', 'schema.yaml', '-o', 'svc');
     expect(again.stdout).toMatch(/ 0 created, 0 updated, \d+ unchanged, 0 deleted\./);
+    // check type-checks the user files against the generated code: exit 0 means they compile.
     const check = await cli(work, 'check', 'schema.yaml', '-o', 'svc');
     expect(check.code, check.stdout).toBe(name === 'syntax-error' ? 1 : 0);
+    expect(check.stdout).not.toContain('not type-checked');
+  });
+
+  it('conflicting-name: the rewritten code computes what the original computed', async () => {
+    // The golden files are the codemod's output (the case above compares them); both sides only
+    // import types, so they run as they are. Records of the old schema have `price`, of the new
+    // one `cost`; a rewrite that let the local `cost` (5) capture a renamed local would differ.
+    const folder = join(CASES, 'conflicting-name');
+    const before = (await import(join(folder, 'before', 'src', 'hooks', 'product.ts'))) as Module;
+    const after = (await import(join(folder, 'after', 'src', 'hooks', 'product.ts'))) as Module;
+    const renamed = (value: unknown): unknown =>
+      typeof value === 'object' && value !== null
+        ? Object.fromEntries(
+            Object.entries(value).map(([key, item]) => [key === 'price' ? 'cost' : key, item]),
+          )
+        : value;
+    const calls: [keyof Module, unknown[]][] = [
+      ['total', [{ code: 'p1', price: '10' }]],
+      ['summary', [{ code: 'p1', price: '3' }]],
+      ['summary', [{}]],
+      ['input', ['p1', '9']],
+      ['margin', [{ code: 'p1', price: '10' }]],
+    ];
+    for (const [name, args] of calls) {
+      const expected = (before[name] as (...args: unknown[]) => unknown)(...args);
+      const actual = (after[name] as (...args: unknown[]) => unknown)(...args.map(renamed));
+      expect(actual, `${name}(${JSON.stringify(args)})`).toEqual(renamed(expected));
+    }
+    expect(before.total({ code: 'p1', price: '10' })).toBe(15);
+    for (const price of ['1', '8']) {
+      const record = { code: 'p1', price };
+      const expected = before.productHooks.beforeInsert?.(record, context);
+      const actual = after.productHooks.beforeInsert?.({ code: 'p1', cost: price }, context);
+      expect(actual, `beforeInsert with price ${price}`).toEqual(renamed(expected));
+    }
   });
 
   it('shows the rewrite in --dry-run and writes nothing', async () => {
@@ -104,7 +160,7 @@ describe('user files follow the renames of a regeneration', () => {
     const dry = await cli(work, 'generate', 'schema.yaml', '-o', 'svc', '--dry-run');
     expect(dry.code, dry.stderr).toBe(0);
     expect(dry.stdout).toContain('  update   src/hooks/product.ts (yours; follows the renames)\n');
-    expect(dry.stdout).toContain('  src/hooks/product.ts:15: price → cost\n');
+    expect(dry.stdout).toContain('  src/hooks/product.ts:8: price → cost\n');
     expect(dry.stdout).toContain('  src/lib/pricing.ts:4: price → cost\n');
     expect(await userFiles(svc)).toEqual(before);
   });
