@@ -250,4 +250,40 @@ export const productHooks: EntityHooks<Product> = {
       await rm(work, { recursive: true, force: true });
     }
   });
+
+  it('a generation without renames or edited user files does not load ts-morph', async () => {
+    // ts-morph and the TypeScript compiler are CommonJS: every module of theirs the CLI loads is
+    // in the CommonJS module cache, which this preloaded script lists when the process exits.
+    const work = join(OUTPUT, 'codemod', 'lazy');
+    await rm(work, { recursive: true, force: true });
+    await mkdir(work, { recursive: true });
+    await writeFile(
+      join(work, 'probe.mjs'),
+      "import { writeFileSync } from 'node:fs';\n" +
+        "import { createRequire } from 'node:module';\n" +
+        'const cache = createRequire(import.meta.url).cache;\n' +
+        "process.on('exit', () => writeFileSync('loaded.txt', Object.keys(cache).join('\\n')));\n",
+    );
+    const compiler = /[\\/]node_modules[\\/](ts-morph|@ts-morph|typescript)[\\/]/;
+    const loadsCompiler = async (...args: string[]): Promise<boolean> => {
+      await rm(join(work, 'loaded.txt'), { force: true });
+      await exec(process.execPath, ['--import', './probe.mjs', CLI, ...args], { cwd: work });
+      const loaded = (await readFile(join(work, 'loaded.txt'), 'utf8')).split('\n');
+      expect(loaded.length, 'the probe saw the CLI load modules').toBeGreaterThan(10);
+      return loaded.some((path) => compiler.test(path));
+    };
+    const schema = await readFile(join(CASES, 'field-rename', 'before.yaml'), 'utf8');
+    await writeFile(join(work, 'schema.yaml'), schema);
+    expect(await loadsCompiler('generate', 'schema.yaml', '-o', 'svc'), 'first').toBe(false);
+    // A schema change without a rename; the user files are the starters the generator wrote.
+    const added = `${schema}    - { name: stock, type: INTEGER }\n`;
+    await writeFile(join(work, 'schema.yaml'), added);
+    expect(await loadsCompiler('generate', '-o', 'svc'), 'new field').toBe(false);
+    expect(await loadsCompiler('check', '-o', 'svc'), 'check').toBe(false);
+    // The probe does see the compiler when there is something to check: an edited hooks file.
+    const hooks = join(work, 'svc', 'src', 'hooks', 'product.ts');
+    await writeFile(hooks, `${await readFile(hooks, 'utf8')}// edited\n`);
+    await writeFile(join(work, 'schema.yaml'), `${added}    - { name: note, type: STRING }\n`);
+    expect(await loadsCompiler('generate', '-o', 'svc'), 'edited hooks').toBe(true);
+  });
 });
