@@ -1,0 +1,212 @@
+/**
+ * Input fidelity and bounded answers, defined once and run against every storage driver
+ * (`input-fidelity.test.ts` on SQLite, `input-fidelity.postgres.test.ts`): PATCH checks its body
+ * like POST and PUT (an unknown field or a prototype-polluting key is a 400 naming it, nothing
+ * written); values nest at most 64 levels; every answer carries nosniff and no-store; reasons
+ * quote at most 100 characters of input; text is stored as sent or refused; compressed bodies are
+ * inflated within the limit.
+ */
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bootFixture, type BootedService } from '../../helpers/service.js';
+import type { MakeDriver } from './crud.js';
+
+/**
+ * Registers the input-fidelity cases under `describe(label)`; the shop service is generated into
+ * `test/output/e2e-input-fidelity-<label>` and booted on `makeDriver()`'s driver.
+ */
+export function describeInputFidelitySuite(label: string, makeDriver: MakeDriver): void {
+  describe(label, () => {
+    let service: BootedService;
+    beforeAll(async () => {
+      const driver = await makeDriver();
+      service = await bootFixture('shop', {
+        folder: `e2e-input-fidelity-${label}`,
+        ...(driver === undefined ? {} : { driver }),
+      });
+      const inserted = await service.request('POST', '/data/category', {
+        body: { data: { name: 'tools', description: 'Hand tools' } },
+      });
+      expect(inserted.status, inserted.text).toBe(200);
+    });
+    afterAll(async () => {
+      // (undefined when beforeAll failed; its error is the one to report)
+      await service?.close();
+    });
+
+    describe('PATCH rejects what POST and PUT reject', () => {
+      it.each([
+        [
+          'an unknown field',
+          '{"data": {"colour": "red"}}',
+          'Field colour is not defined for Entity CATEGORY',
+        ],
+        [
+          '__proto__',
+          '{"data": {"__proto__": {"admin": true}}}',
+          'Field __proto__ is not defined for Entity CATEGORY',
+        ],
+        [
+          'constructor',
+          '{"data": {"constructor": {"prototype": {}}}}',
+          'Field constructor is not defined for Entity CATEGORY',
+        ],
+      ])('%s', async (_name, raw, reason) => {
+        const response = await service.request('PATCH', '/data/category/tools', {
+          raw,
+          headers: { 'content-type': 'application/json' },
+        });
+        expect(response.status, response.text).toBe(400);
+        expect(response.body.error.reason).toBe(reason);
+        const stored = await service.request('GET', '/data/category/tools');
+        expect(stored.body.data).toEqual({ name: 'tools', description: 'Hand tools' });
+        expect(stored.headers.get('etag')).toBe('"1"');
+      });
+    });
+
+    describe('response headers', () => {
+      it('data and errors are never sniffed nor stored by caches', async () => {
+        for (const path of ['/data/category/tools', '/data/category/none', '/health']) {
+          const response = await service.request('GET', path);
+          expect(response.headers.get('x-content-type-options'), path).toBe('nosniff');
+          expect(response.headers.get('cache-control'), path).toBe('no-store');
+        }
+      });
+    });
+
+    describe('nesting depth', () => {
+      const nested = (levels: number): string => `${'['.repeat(levels)}1${']'.repeat(levels)}`;
+
+      it('accepts 64 levels inside a field and refuses deeper values with a 400, on every write', async () => {
+        const ok = await service.request('POST', '/data/product', {
+          raw: `{"data": {"code": "deep", "name": "Deep", "price": 1, "attributes": ${nested(64)}}}`,
+          headers: { 'content-type': 'application/json' },
+        });
+        expect(ok.status, ok.text).toBe(200);
+        for (const [method, path] of [
+          ['POST', '/data/product'],
+          ['PUT', '/data/product/deeper'],
+          ['PATCH', '/data/product/deep'],
+        ] as const) {
+          const response = await service.request(method, path, {
+            raw: `{"data": {"code": "deeper", "name": "Deeper", "price": 1, "attributes": ${nested(5000)}}}`,
+            headers: { 'content-type': 'application/json' },
+          });
+          expect(response.status, `${method} ${response.text}`).toBe(400);
+          expect(response.body.error.reason).toBe(
+            'Request body nests objects and arrays too deeply; values may nest at most 64 levels',
+          );
+        }
+        // Brackets inside strings do not count.
+        const text = await service.request('PATCH', '/data/product/deep', {
+          body: { data: { name: '['.repeat(500) } },
+        });
+        expect(text.status, text.text).toBe(200);
+      });
+    });
+
+    describe('reasons quote at most 100 characters of input', () => {
+      it.each([
+        [
+          'GET',
+          `/data/category/${'x'.repeat(8000)}`,
+          `EntityRecord with id ${'x'.repeat(100)}… not found for CATEGORY`,
+        ],
+        ['GET', `/data/${'n'.repeat(8000)}`, `Entity ${'N'.repeat(100)}… not found`],
+        [
+          'GET',
+          `/data/category/${'%E0'.repeat(3000)}`,
+          `Record id ${'%E0'.repeat(33)}%… in the path is not valid percent-encoding`,
+        ],
+      ])('%s %#', async (method, path, reason) => {
+        const response = await service.request(method, path);
+        expect(response.body.error.reason).toBe(reason);
+      });
+
+      it('a duplicate key of 500 characters is quoted short', async () => {
+        const name = 'k'.repeat(500);
+        await service.request('POST', '/data/category', { body: { data: { name } } });
+        const again = await service.request('POST', '/data/category', { body: { data: { name } } });
+        expect(again.status).toBe(400);
+        expect(again.body.error.reason).toBe(
+          `Logical key ${'k'.repeat(100)}… for Entity CATEGORY already exists`,
+        );
+      });
+    });
+
+    describe('text is stored as sent, or refused', () => {
+      const post = (body: Uint8Array | string, headers: Record<string, string> = {}) =>
+        fetch(`${service.url}/data/category`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...headers },
+          body,
+        }).then(async (response) => ({
+          status: response.status,
+          body: (await response.json()) as { error?: { reason: string }; data?: unknown },
+        }));
+
+      it('invalid UTF-8 is a 400, never replaced by U+FFFD', async () => {
+        const bytes = Buffer.concat([
+          Buffer.from('{"data": {"name": "bad'),
+          Buffer.from([0xc3, 0x28]),
+          Buffer.from('"}}'),
+        ]);
+        const response = await post(bytes);
+        expect(response.status).toBe(400);
+        expect(response.body.error?.reason).toBe('Request body is not valid UTF-8');
+      });
+
+      it('a lone surrogate is a 400; a surrogate pair reads back identical', async () => {
+        const lone = await post('{"data": {"name": "lone\\ud800"}}');
+        expect(lone.status).toBe(400);
+        expect(lone.body.error?.reason).toMatch(/^Request body holds a lone UTF-16 surrogate/);
+        const pair = await post('{"data": {"name": "smile\\ud83d\\ude00"}}');
+        expect(pair.status).toBe(200);
+        const read = await service.request(
+          'GET',
+          `/data/category/${encodeURIComponent('smile😀')}`,
+        );
+        expect(read.body.data).toEqual({ name: 'smile😀' });
+      });
+    });
+
+    describe('compressed bodies', () => {
+      const send = (body: Uint8Array, encoding: string) =>
+        fetch(`${service.url}/data/category`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'content-encoding': encoding },
+          body,
+        }).then(async (response) => ({
+          status: response.status,
+          body: (await response.json()) as { error?: { reason: string } },
+        }));
+
+      it.each([
+        ['gzip', gzipSync],
+        ['deflate', deflateSync],
+        ['br', brotliCompressSync],
+      ] as const)('%s is inflated', async (encoding, compress) => {
+        const response = await send(
+          compress(Buffer.from(JSON.stringify({ data: { name: `zipped-${encoding}` } }))),
+          encoding,
+        );
+        expect(response.status, JSON.stringify(response.body)).toBe(200);
+      });
+
+      it('a small body that inflates beyond the limit is a 413 (zip bomb)', async () => {
+        const bomb = gzipSync(Buffer.alloc(20 * 1024 * 1024, 0x20));
+        expect(bomb.length).toBeLessThan(100_000);
+        const response = await send(bomb, 'gzip');
+        expect(response.status).toBe(413);
+      });
+
+      it('an unknown encoding is a 415', async () => {
+        const response = await send(Buffer.from('{}'), 'compress');
+        expect(response.status).toBe(415);
+        expect(response.body.error?.reason).toBe(
+          'Unsupported Content-Encoding compress; send identity, gzip, deflate or br',
+        );
+      });
+    });
+  });
+}
