@@ -151,7 +151,11 @@ export async function patchRecord<R extends object>(
   // Checked before merging: `merged.__proto__ = …` would change the prototype, not add a field.
   const unknown: Issue[] = Object.keys(payload)
     .filter((name) => !Object.hasOwn(definition.fields, name))
-    .map((name) => ({ path: [name], code: 'unknown_field', message: `Unknown field ${name}` }));
+    .map((name) => ({
+      path: [name],
+      code: 'unknown_field',
+      message: `Unknown field ${quoteInput(name)}`,
+    }));
   if (unknown.length > 0)
     throw new BadRequestError(singleRecordReason(definition, payload, unknown), unknown);
   const createIfAbsent = definition.singleRecordId !== undefined;
@@ -354,7 +358,7 @@ async function readDataPayload(ctx: Context, data: DataContext): Promise<unknown
   for (const name of Object.keys(body)) {
     if (name !== 'data') {
       throw new BadRequestError(
-        `Unknown property "${name}" in request body; only "data" is allowed`,
+        `Unknown property "${quoteInput(name)}" in request body; only "data" is allowed`,
       );
     }
   }
@@ -423,7 +427,7 @@ function readMany<R extends object>(
       issues.push({
         path: [index],
         code: 'duplicate_key',
-        message: `Logical key ${id} for Entity ${definition.name} appears twice in the list (records ${first} and ${index})`,
+        message: `Logical key ${quoteInput(id)} for Entity ${definition.name} appears twice in the list (records ${first} and ${index})`,
       });
     } else {
       seen.set(id, index);
@@ -451,7 +455,7 @@ function duplicateInList<R extends object>(
     {
       path: [index],
       code: 'duplicate_key',
-      message: `Logical key ${id} for Entity ${definition.name} already exists`,
+      message: `Logical key ${quoteInput(id)} for Entity ${definition.name} already exists`,
     },
   ]);
 }
@@ -469,13 +473,13 @@ function singleRecordReason(
     (issue) => issue.code === 'unknown_field' && issue.path.length === 1,
   );
   if (unknown.length > 0) {
-    const names = unknown.map((issue) => String(issue.path[0])).join(', ');
+    const names = quoteInput(unknown.map((issue) => String(issue.path[0])).join(', '));
     return `${unknown.length === 1 ? 'Field' : 'Fields'} ${names} ${unknown.length === 1 ? 'is' : 'are'} not defined for Entity ${definition.name}`;
   }
   const id =
     definition.singleRecordId ??
     definition.table.key.map((name) => rawKeyText(input[name])).join(definition.keySeparator);
-  return `EntityRecord of ${definition.name} with id ${id} invalid`;
+  return `EntityRecord of ${definition.name} with id ${quoteInput(id)} invalid`;
 }
 
 function rawKeyText(value: unknown): string {

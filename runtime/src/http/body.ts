@@ -27,7 +27,7 @@ export async function readJsonBody(ctx: Context, limit: number): Promise<unknown
       415,
       type === ''
         ? 'Request body must be JSON: set Content-Type: application/json'
-        : `Unsupported Content-Type ${type}; send application/json`,
+        : `Unsupported Content-Type ${quoteInput(type)}; send application/json`,
     );
   }
   const declared = ctx.request.length;
@@ -52,7 +52,7 @@ export async function readJsonBody(ctx: Context, limit: number): Promise<unknown
     return JSON.parse(text) as unknown;
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error);
-    throw new BadRequestError(`Request body is not valid JSON: ${detail}`);
+    throw new BadRequestError(`Request body is not valid JSON: ${quoteInput(detail)}`);
   }
 }
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
 import type { OwnerScope, Principal } from '../auth/access.js';
 import { errorBody, successBody } from '../envelope.js';
-import { isHttpError, isStorageUnavailableError } from '../errors.js';
+import { isHttpError, isStorageUnavailableError, quoteInput } from '../errors.js';
 import type { Logger } from '../logger.js';
 
 const INTERNAL_ERROR_REASON = 'Internal server error';
@@ -128,12 +128,12 @@ function renderEmptyStatus(ctx: EmptyContext): void {
   switch (ctx.status) {
     case 404:
       ctx.status = 404;
-      ctx.body = errorBody(`No route for ${ctx.method} ${ctx.path}`);
+      ctx.body = errorBody(`No route for ${ctx.method} ${quoteInput(ctx.path)}`);
       return;
     case 405:
       ctx.status = 405;
       ctx.body = errorBody(
-        `Method ${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}`,
+        `Method ${ctx.method} is not allowed on ${quoteInput(ctx.path)}; allowed: ${ctx.response.get('Allow')}`,
       );
       return;
     case 501:

@@ -123,6 +123,101 @@ export function describeInputFidelitySuite(label: string, makeDriver: MakeDriver
         expect(response.body.error.reason).toBe(reason);
       });
 
+      // 8 KB of client text in every part of a list query: each reason quotes 100 characters.
+      const operators =
+        'EQUALS, NOT_EQUALS, !, NOT, CONTAINS, NOT_CONTAINS, STARTS_WITH, ENDS_WITH, GT, GTE, LT, LTE';
+      it.each([
+        [
+          'a filter value',
+          `/data/product?stock=${'x'.repeat(8000)}`,
+          400,
+          `Value "${'x'.repeat(100)}…" of query parameter stock is not a valid INTEGER`,
+        ],
+        [
+          'a filter name',
+          `/data/product?${'f'.repeat(8000)}=1`,
+          400,
+          `Unknown field ${'f'.repeat(100)}… in Entity PRODUCT (parameter ${'f'.repeat(100)}…)`,
+        ],
+        [
+          'a dotted filter name',
+          `/data/product?dimensions.${'d'.repeat(8000)}=1`,
+          400,
+          `Unknown field dimensions.${'d'.repeat(89)}… in field dimensions (parameter dimensions.${'d'.repeat(89)}…)`,
+        ],
+        [
+          'a parameter that is no filter',
+          `/data/product?${'-'.repeat(8000)}=1`,
+          400,
+          `Query parameter "${'-'.repeat(100)}…" is not a filter: use field=value, field[OPERATOR]=value or a dotted path into an OBJECT field`,
+        ],
+        [
+          'an operator',
+          `/data/product?name[${'X'.repeat(8000)}]=a`,
+          400,
+          `Unknown operator "${'X'.repeat(100)}…" in query parameter name[${'X'.repeat(95)}…; use one of ${operators}`,
+        ],
+        [
+          'orderBy',
+          `/data/product?orderBy=${'z'.repeat(8000)}`,
+          400,
+          `Parameter orderBy names "${'z'.repeat(100)}…", which is not a field of Entity PRODUCT`,
+        ],
+        [
+          'limit',
+          `/data/product?limit=${'1'.repeat(8000)}`,
+          400,
+          `Parameter limit must be an integer of at least 1, not "${'1'.repeat(100)}…"`,
+        ],
+        [
+          'start',
+          `/data/product?start=${'s'.repeat(8000)}`,
+          400,
+          `Parameter start must be an integer of at least 0, not "${'s'.repeat(100)}…"`,
+        ],
+        [
+          'a cursor',
+          `/data/product?cursor=${'c'.repeat(8000)}`,
+          400,
+          'Parameter cursor is invalid: it was not issued by this service or was altered; pass meta.next of the previous page unchanged',
+        ],
+        [
+          'a count filter',
+          `/entity/product/recordCounts?${'f'.repeat(8000)}=1`,
+          400,
+          `Unknown field ${'f'.repeat(100)}… in Entity PRODUCT (parameter ${'f'.repeat(100)}…)`,
+        ],
+        [
+          'a path without route',
+          `/${'p'.repeat(8000)}`,
+          404,
+          `No route for GET /${'p'.repeat(99)}…`,
+        ],
+      ])('%s', async (_what, path, status, reason) => {
+        const response = await service.request('GET', path);
+        expect(response.status, response.text.slice(0, 300)).toBe(status);
+        expect(response.body.error.reason).toBe(reason);
+      });
+
+      it('an unknown field name of 8 KB in a body is quoted short', async () => {
+        const name = 'u'.repeat(8000);
+        for (const [method, path] of [
+          ['POST', '/data/category'],
+          ['PATCH', '/data/category/tools'],
+        ] as const) {
+          const response = await service.request(method, path, {
+            body: { data: { name: 'tools', [name]: 1 } },
+          });
+          expect(response.status, method).toBe(400);
+          expect(response.body.error.reason, method).toBe(
+            `Field ${'u'.repeat(100)}… is not defined for Entity CATEGORY`,
+          );
+          expect(response.body.error.issues[0].message, method).toBe(
+            `Unknown field ${'u'.repeat(100)}…`,
+          );
+        }
+      });
+
       it('a duplicate key of 500 characters is quoted short', async () => {
         const name = 'k'.repeat(500);
         await service.request('POST', '/data/category', { body: { data: { name } } });
