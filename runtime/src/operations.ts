@@ -13,7 +13,7 @@ import {
 } from './errors.js';
 import { ownerScopeOf, owns, requireOwned, withOwner } from './auth/owner.js';
 import type { EntityHooks } from './hooks.js';
-import { readJsonBody } from './http/body.js';
+import { checkRecordDepth, readJsonBody } from './http/body.js';
 import { withRecordLock } from './record-lock.js';
 import type { Issue } from './issues.js';
 
@@ -365,6 +365,8 @@ async function readDataPayload(ctx: Context, data: DataContext): Promise<unknown
   if (!Array.isArray(payload) && !isPlainObject(payload)) {
     throw new BadRequestError('"data" must be a record object or a list of record objects');
   }
+  // The text check of readJsonBody is exact for a list; one record has a level less around it.
+  if (!Array.isArray(payload)) checkRecordDepth(payload);
   return payload;
 }
 

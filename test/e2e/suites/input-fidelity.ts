@@ -77,27 +77,44 @@ export function describeInputFidelitySuite(label: string, makeDriver: MakeDriver
     describe('nesting depth', () => {
       const nested = (levels: number): string => `${'['.repeat(levels)}1${']'.repeat(levels)}`;
 
-      it('accepts 64 levels inside a field and refuses deeper values with a 400, on every write', async () => {
-        const ok = await service.request('POST', '/data/product', {
-          raw: `{"data": {"code": "deep", "name": "Deep", "price": 1, "attributes": ${nested(64)}}}`,
-          headers: { 'content-type': 'application/json' },
-        });
-        expect(ok.status, ok.text).toBe(200);
-        for (const [method, path] of [
-          ['POST', '/data/product'],
-          ['PUT', '/data/product/deeper'],
-          ['PATCH', '/data/product/deep'],
+      const TOO_DEEP =
+        'Request body nests objects and arrays too deeply; values may nest at most 64 levels';
+      const product = (code: string, levels: number): string =>
+        `{"code": "${code}", "name": "Deep", "price": 1, "attributes": ${nested(levels)}}`;
+      const send = (method: string, path: string, raw: string) =>
+        service.request(method, path, { raw, headers: { 'content-type': 'application/json' } });
+
+      it('accepts exactly 64 levels inside a field, in one record and in a list', async () => {
+        const one = await send('POST', '/data/product', `{"data": ${product('deep', 64)}}`);
+        expect(one.status, one.text).toBe(200);
+        expect(one.body.data.attributes).toEqual(JSON.parse(nested(64)));
+        const list = await send('POST', '/data/product', `{"data": [${product('deep-list', 64)}]}`);
+        expect(list.status, list.text).toBe(200);
+        const put = await send('PUT', '/data/product/deep', `{"data": ${product('deep', 64)}}`);
+        expect(put.status, put.text).toBe(200);
+        const patch = await send(
+          'PATCH',
+          '/data/product/deep',
+          `{"data": {"attributes": ${nested(64)}}}`,
+        );
+        expect(patch.status, patch.text).toBe(200);
+      });
+
+      it.each([65, 5000])('refuses %i levels with a 400 on every write', async (levels) => {
+        for (const [method, path, raw] of [
+          ['POST', '/data/product', `{"data": ${product('deeper', levels)}}`],
+          ['POST', '/data/product', `{"data": [${product('deeper', levels)}]}`],
+          ['PUT', '/data/product/deeper', `{"data": ${product('deeper', levels)}}`],
+          ['PATCH', '/data/product/deep', `{"data": {"attributes": ${nested(levels)}}}`],
         ] as const) {
-          const response = await service.request(method, path, {
-            raw: `{"data": {"code": "deeper", "name": "Deeper", "price": 1, "attributes": ${nested(5000)}}}`,
-            headers: { 'content-type': 'application/json' },
-          });
-          expect(response.status, `${method} ${response.text}`).toBe(400);
-          expect(response.body.error.reason).toBe(
-            'Request body nests objects and arrays too deeply; values may nest at most 64 levels',
-          );
+          const response = await send(method, path, raw);
+          expect(response.status, `${method} ${raw.slice(0, 20)}: ${response.text}`).toBe(400);
+          expect(response.body.error.reason).toBe(TOO_DEEP);
         }
-        // Brackets inside strings do not count.
+        expect((await service.request('GET', '/data/product/deeper')).status).toBe(404);
+      });
+
+      it('does not count brackets inside strings', async () => {
         const text = await service.request('PATCH', '/data/product/deep', {
           body: { data: { name: '['.repeat(500) } },
         });
