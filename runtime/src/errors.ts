@@ -35,6 +35,13 @@ export class HttpError extends Error {
   }
 }
 
+/**
+ * The most bytes (UTF-8) a key or indexed text value may hold, and a composite key's whole record
+ * id. PostgreSQL refuses index entries beyond about 2 700 bytes while SQLite stores them: one limit
+ * well below that keeps a record that one driver accepts acceptable to the other.
+ */
+export const MAX_INDEXED_BYTES = 1024;
+
 /** How much of a client's input an error reason quotes. */
 const QUOTE_MAX_LENGTH = 100;
 

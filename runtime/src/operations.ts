@@ -7,6 +7,7 @@ import {
   HttpError,
   isDuplicateKeyError,
   KeyExistsError,
+  MAX_INDEXED_BYTES,
   PreconditionFailedError,
   quoteInput,
   RecordNotFoundError,
@@ -383,18 +384,16 @@ function readOne<R extends object>(definition: EntityDefinition<R>, input: unkno
 }
 
 /**
- * The most bytes a key or indexed text value may hold. PostgreSQL refuses index entries beyond
- * about 2 700 bytes while SQLite stores them: one limit well below that keeps a record that one
- * driver accepts acceptable to the other.
+ * Pushes an issue for every key or indexed text value longer than MAX_INDEXED_BYTES, and for a
+ * composite key whose record id is: PostgreSQL's primary key holds every key column in one index
+ * entry, so several parts that each fit could together exceed its limit.
  */
-export const MAX_INDEXED_BYTES = 1024;
-
-/** Pushes an issue for every key or indexed text value longer than MAX_INDEXED_BYTES. */
 function checkIndexedLengths(definition: AnyDefinition, record: object, issues: Issue[]): void {
   const values = record as Record<string, unknown>;
+  const key = definition.table.key;
   for (const column of definition.table.columns) {
     if (column.kind !== 'text' || column.fixed !== undefined) continue;
-    if (!column.indexed && !definition.table.key.includes(column.name)) continue;
+    if (!column.indexed && !key.includes(column.name)) continue;
     const value = values[column.name];
     if (typeof value !== 'string' || value.length * 3 <= MAX_INDEXED_BYTES) continue;
     const bytes = Buffer.byteLength(value);
@@ -405,6 +404,16 @@ function checkIndexedLengths(definition: AnyDefinition, record: object, issues: 
       message: `Field ${column.name} of Entity ${definition.name} is ${bytes} bytes long; a key or indexed field holds at most ${MAX_INDEXED_BYTES} bytes`,
     });
   }
+  if (key.length < 2 || issues.length > 0) return;
+  const id = definition.idOf(record);
+  if (id.length * 3 <= MAX_INDEXED_BYTES) return;
+  const bytes = Buffer.byteLength(id);
+  if (bytes <= MAX_INDEXED_BYTES) return;
+  issues.push({
+    path: [],
+    code: 'invalid_key',
+    message: `The key of Entity ${definition.name} (${key.join(', ')}) is ${bytes} bytes long as a record id; a record id holds at most ${MAX_INDEXED_BYTES} bytes`,
+  });
 }
 
 /** Converts every record of a list insert and checks the list for repeated keys. */
