@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Middleware } from 'koa';
 import type { OwnerScope, Principal } from '../auth/access.js';
 import { errorBody, successBody } from '../envelope.js';
@@ -26,9 +26,12 @@ export interface RequestState {
  */
 export function errorMiddleware(logger: Logger): Middleware<RequestState> {
   const outage = new OutageLog(logger);
+  // Random per service instance: the log lines of one instance share it.
+  const idPrefix = randomBytes(4).toString('hex');
   return async (ctx, next) => {
     const given = ctx.get(REQUEST_ID_HEADER);
-    const requestId = given !== '' && CLIENT_REQUEST_ID.test(given) ? given : nextRequestId();
+    const requestId =
+      given !== '' && CLIENT_REQUEST_ID.test(given) ? given : nextRequestId(idPrefix);
     ctx.state.requestId = requestId;
     ctx.set(REQUEST_ID_HEADER, requestId);
     // Every answer is JSON about data that changes: never sniffed as another type, never stored
@@ -112,13 +115,25 @@ class OutageLog {
   }
 }
 
-/** Ids unique per process start (random prefix) and per request (counter): cheaper than a UUID each. */
-const REQUEST_ID_PREFIX = randomUUID().slice(0, 8);
-let requestCounter = 0;
+/** Random bytes per request id: 96 bits, so ids of one service never repeat in practice. */
+const REQUEST_ID_BYTES = 12;
+/** Ids drawn from one `randomBytes` call: one system call per 512 requests, not per request. */
+const REQUEST_ID_POOL = 512;
+let idPool = Buffer.alloc(0);
+let idPoolOffset = 0;
 
-function nextRequestId(): string {
-  requestCounter += 1;
-  return `${REQUEST_ID_PREFIX}-${requestCounter.toString(36)}`;
+/**
+ * A request id: the service's random prefix and 16 random base64url characters. Unlike a counter,
+ * it reveals neither how many requests the service answered nor the next id.
+ */
+function nextRequestId(prefix: string): string {
+  if (idPoolOffset + REQUEST_ID_BYTES > idPool.length) {
+    idPool = randomBytes(REQUEST_ID_BYTES * REQUEST_ID_POOL);
+    idPoolOffset = 0;
+  }
+  const suffix = idPool.toString('base64url', idPoolOffset, idPoolOffset + REQUEST_ID_BYTES);
+  idPoolOffset += REQUEST_ID_BYTES;
+  return `${prefix}-${suffix}`;
 }
 
 type EmptyContext = Parameters<Middleware<RequestState>>[0];
