@@ -8,6 +8,7 @@ import type { Issue } from './issues.js';
 const HTTP_ERROR = Symbol.for('@entity-gen/runtime.HttpError');
 const DUPLICATE_KEY = Symbol.for('@entity-gen/runtime.DuplicateKeyError');
 const STORAGE_UNAVAILABLE = Symbol.for('@entity-gen/runtime.StorageUnavailableError');
+const QUERY_TIMEOUT = Symbol.for('@entity-gen/runtime.QueryTimeoutError');
 
 /** An error that becomes an HTTP response with its status and reason. */
 export class HttpError extends Error {
@@ -153,6 +154,7 @@ export function isStorageUnavailableError(error: unknown): error is StorageUnava
 
 /** 503 for a query that ran out of its time budget (`QUERY_TIMEOUT_MS`). */
 export class QueryTimeoutError extends HttpError {
+  readonly [QUERY_TIMEOUT] = true;
   constructor(timeoutMs: number | undefined) {
     super(
       503,
@@ -161,4 +163,9 @@ export class QueryTimeoutError extends HttpError {
     );
     this.name = 'QueryTimeoutError';
   }
+}
+
+/** True for a `QueryTimeoutError` from any copy of the runtime. */
+export function isQueryTimeoutError(error: unknown): error is QueryTimeoutError {
+  return typeof error === 'object' && error !== null && QUERY_TIMEOUT in error;
 }

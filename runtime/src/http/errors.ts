@@ -2,7 +2,12 @@ import { randomBytes } from 'node:crypto';
 import type { Middleware } from 'koa';
 import type { OwnerScope, Principal } from '../auth/access.js';
 import { errorBody, successBody } from '../envelope.js';
-import { isHttpError, isStorageUnavailableError, quoteInput } from '../errors.js';
+import {
+  isHttpError,
+  isQueryTimeoutError,
+  isStorageUnavailableError,
+  quoteInput,
+} from '../errors.js';
 import type { Logger } from '../logger.js';
 
 const INTERNAL_ERROR_REASON = 'Internal server error';
@@ -48,6 +53,10 @@ export function errorMiddleware(logger: Logger): Middleware<RequestState> {
         for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
         ctx.body = errorBody(error.expose ? error.reason : INTERNAL_ERROR_REASON, error.issues);
         if (isStorageUnavailableError(error)) outage.failed(error.message);
+        // A slow query is the client's filter meeting the budget, not a fault of the service:
+        // one line, without a stack trace that would flood the log under load.
+        else if (isQueryTimeoutError(error))
+          logger.warn({ requestId, method: ctx.method, path: ctx.path }, error.message);
         else if (error.status >= 500) logger.error({ requestId, err: error }, error.message);
       } else {
         logger.error({ requestId, err: error }, 'unhandled error');
