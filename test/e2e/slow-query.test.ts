@@ -96,11 +96,15 @@ describe('a slow query on a SQLite file', () => {
           'The query took longer than 100 ms (QUERY_TIMEOUT_MS) and was stopped; narrow the filters or page with a smaller limit',
       },
     });
+    // A list whose filters match nothing scans the whole table as well.
     const list = await server.request(
       'GET',
-      SLOW_COUNT.replace('/entity/category/recordCounts', '/data/category'),
+      SLOW_COUNT.replace('/entity/category/recordCounts', '/data/category').replaceAll(
+        'NOT_CONTAINS',
+        'CONTAINS',
+      ),
     );
-    expect(list.status).toBe(503);
+    expect(list.status, list.text).toBe(503);
 
     // One warning per stopped query, with the request id and no stack trace.
     expect(lines.filter((line) => (line['level'] as number) >= 50)).toEqual([]);
