@@ -46,6 +46,9 @@ function statement(sql: string, raw: boolean): Database.Statement {
   return found;
 }
 
+// The pool starts a query's time budget once the connection is open.
+parentPort?.postMessage({ ready: true });
+
 parentPort?.on('message', (request: ReadRequest) => {
   let response: ReadResponse;
   try {

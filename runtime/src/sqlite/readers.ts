@@ -35,6 +35,8 @@ interface Task {
 interface Reader {
   readonly worker: Worker;
   busy: { id: number; task: Task } | undefined;
+  /** The worker has opened its connection (it says so with `{ ready: true }`). */
+  ready: boolean;
 }
 
 /**
@@ -112,6 +114,8 @@ export class ReadPool {
       const id = this.nextId++;
       reader.busy = { id, task };
       task.reader = reader;
+      // Starting a reader is the pool's work, not the query's: its clock restarts once it runs.
+      if (!reader.ready) clearTimeout(task.timer);
       reader.worker.postMessage({ id, ...task.request } satisfies ReadRequest);
     }
   }
@@ -122,8 +126,15 @@ export class ReadPool {
     });
     // A reader never keeps the process alive: the driver's close() ends them.
     worker.unref();
-    const reader: Reader = { worker, busy: undefined };
-    worker.on('message', (response: ReadResponse) => {
+    const reader: Reader = { worker, busy: undefined, ready: false };
+    worker.on('message', (response: ReadResponse | { readonly ready: true }) => {
+      if ('ready' in response) {
+        reader.ready = true;
+        const waiting = reader.busy?.task;
+        if (waiting !== undefined)
+          waiting.timer = setTimeout(() => this.timedOut(waiting), this.timeoutMs);
+        return;
+      }
       const busy = reader.busy;
       if (busy === undefined || busy.id !== response.id) return;
       reader.busy = undefined;
