@@ -19,8 +19,7 @@ import {
   describeUserCode,
   summarizeCounts,
 } from './plan/report.js';
-import { loadSchemas, readSchemaSources } from './schema/index.js';
-import { normalize } from './model/normalize.js';
+import { readSchemaSources } from './schema/index.js';
 
 /**
  * The generator (Handlebars templates and the code layout) is loaded only by the commands
@@ -181,18 +180,33 @@ export function createProgram(io: Io): Command {
 
   program
     .command('validate')
-    .description('Check schema files and report every problem as file:line:col: message (CODE).')
+    .description(
+      'Check schema files (and the REST configuration and access file, if given) and report ' +
+        'every problem as file:line:col: message (CODE). Writes nothing.',
+    )
     .argument('<schema...>', 'ENTITY schema files (.json, .yaml, .yml)')
-    .action(async (schemas: string[]) => {
-      const { sources, diagnostics } = await readSchemaSources(schemas.map(displayPath));
+    .option('--rest-config <file>', 'REST configuration to check against the schema')
+    .option('--access <file>', 'access rules to check against the schema')
+    .action(async (schemas: string[], flags: { restConfig?: string; access?: string }) => {
+      const files = [...schemas, flags.restConfig, flags.access].filter(
+        (file): file is string => file !== undefined,
+      );
+      const { sources, diagnostics } = await readSchemaSources(files.map(displayPath));
       if (reportDiagnostics(diagnostics, io)) return;
-      const loaded = loadSchemas(sources);
-      if (reportDiagnostics(loaded.diagnostics, io)) return;
-      const normalized = normalize(loaded.entities);
-      if (reportDiagnostics(normalized.diagnostics, io)) return;
-      const count = loaded.entities.length;
+      const schemaSources = sources.slice(0, schemas.length);
+      let next = schemas.length;
+      const restConfig = flags.restConfig === undefined ? undefined : sources[next++];
+      const access = flags.access === undefined ? undefined : sources[next++];
+      const { buildModel } = await import('./model/build.js');
+      const built = buildModel({
+        sources: schemaSources,
+        ...(restConfig === undefined ? {} : { restConfig }),
+        ...(access === undefined ? {} : { access }),
+      });
+      if (reportDiagnostics(built.diagnostics, io)) return;
+      const count = built.model?.entities.length ?? 0;
       io.out(
-        `${sources.length} ${sources.length === 1 ? 'file' : 'files'} OK: ${count} ${count === 1 ? 'entity' : 'entities'}.\n`,
+        `${schemaSources.length} ${schemaSources.length === 1 ? 'file' : 'files'} OK: ${count} ${count === 1 ? 'entity' : 'entities'}.\n`,
       );
     });
 

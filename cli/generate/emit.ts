@@ -1,27 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Handlebars from 'handlebars';
-import type { EntityAccess } from '../access/index.js';
-import type { EntityModel, FieldModel, SchemaModel, TypeModel } from '../model/types.js';
-import type { JsonValue } from '../schema/types.js';
-import { DEFAULT_ENTITY_REST_CONFIG, type EntityRestConfig } from '../restconfig/index.js';
+import type {
+  EntityModel,
+  FieldModel,
+  ObjectReader,
+  ServedEntity,
+  ServiceModel,
+  TypeModel,
+} from '../model/types.js';
 import type { EmitOptions } from './options.js';
 import { generatorVersion, packageRoot } from './paths.js';
 import { loadTemplates, templateHelpers, type Template } from './templates.js';
-import {
-  arrayLiteral,
-  arrowFunction,
-  call,
-  declaration,
-  importDeclaration,
-  jsonLiteral,
-  objectLiteral,
-  printDoc,
-  property,
-  stringLiteral,
-} from './layout/typescript.js';
-import { emitEntityTypes } from './types-emitter.js';
-import { definitionView, sortImportNames } from './view.js';
 
 export {
   DRIVER_CHOICES,
@@ -76,15 +66,11 @@ const SERVICE_DEPENDENCIES = {
   typescriptVersion: '~5.9.3',
 };
 
-/** Emits every file of the service from the model: templates, laid out by ./layout. */
-export function emitService(
-  model: SchemaModel,
-  options: EmitOptions,
-  restConfigs: ReadonlyMap<string, EntityRestConfig> = new Map(),
-  access?: ReadonlyMap<string, EntityAccess>,
-): EmittedFile[] {
-  const restConfigOf = (entity: EntityModel): EntityRestConfig =>
-    restConfigs.get(entity.name) ?? DEFAULT_ENTITY_REST_CONFIG;
+/**
+ * Emits every file of the service from the model with the templates. The TypeScript comes out
+ * unformatted; the format step (./format.ts) lays it out.
+ */
+export function emitService(model: ServiceModel, options: EmitOptions): EmittedFile[] {
   const templates = loadTemplates();
   const userTemplates = loadUserTemplates();
   const all = model.sourceFiles;
@@ -96,7 +82,7 @@ export function emitService(
     files.push(
       {
         path: `${dir}/types.ts`,
-        contents: emitEntityTypes(entity),
+        contents: templates.entityTypes(typesView(entity)),
         sources,
         owner,
       },
@@ -108,25 +94,17 @@ export function emitService(
       },
       {
         path: `${dir}/routes.ts`,
-        contents: templates.entityRoutes(
-          routesView(entity, restConfigOf(entity), access?.get(entity.name)),
-        ),
+        contents: templates.entityRoutes(routesView(entity)),
         sources,
         owner,
       },
-      {
-        path: hooksPath(entity),
-        contents: moveLongObjectDown(userTemplates.hooks(entity)),
-        sources,
-        owner: 'user',
-      },
+      { path: hooksPath(entity), contents: userTemplates.hooks(entity), sources, owner: 'user' },
     );
   }
   const title = serviceTitle(options.outputDir);
-  const serviceView = { entities: model.entities, ...serviceDeclarations(model, restConfigOf) };
   files.push(
     { path: 'src/app.ts', contents: templates.app({ title }), sources: all, owner },
-    { path: 'src/service.ts', contents: templates.service(serviceView), sources: all, owner },
+    { path: 'src/service.ts', contents: templates.service(model), sources: all, owner },
     { path: 'src/server.ts', contents: templates.server({}), sources: all, owner: 'user' },
     { path: 'tsconfig.json', contents: templates.tsconfig({}), sources: all, owner },
     { path: '.gitignore', contents: GITIGNORE, sources: all, owner: 'user' },
@@ -151,9 +129,9 @@ export function emitService(
         sourceList: all.map((file) => `\`${file}\``).join(', '),
         entities: model.entities.map(readmeEntityView),
         access:
-          access === undefined || options.accessFile === undefined
-            ? undefined
-            : readmeAccessView(model, access, options.accessFile),
+          model.accessControlled && options.accessFile !== undefined
+            ? readmeAccessView(model, options.accessFile)
+            : undefined,
       }),
       sources: all,
       owner,
@@ -179,228 +157,289 @@ function loadUserTemplates(): UserTemplates {
   const handlebars = Handlebars.create();
   for (const [name, helper] of Object.entries(templateHelpers))
     handlebars.registerHelper(name, helper);
-  const compile = (file: string): Template => {
-    const text = readFileSync(join(packageRoot(), 'templates', file), 'utf8');
-    const template = handlebars.compile(text, { noEscape: true, strict: true });
-    return (view) => template(view);
-  };
-  userTemplatesCache = { hooks: compile('user/hooks.ts.hbs') };
+  const text = readFileSync(join(packageRoot(), 'templates', 'user/hooks.ts.hbs'), 'utf8');
+  const template = handlebars.compile(text, { noEscape: true, strict: true });
+  userTemplatesCache = { hooks: (view) => template(view) };
   return userTemplatesCache;
 }
 
-/**
- * Prettier's layout for an `export const name: Type = {` line wider than 100 columns (very long
- * entity names): the object literal moves to the next line, indented.
- */
-function moveLongObjectDown(text: string): string {
-  const lines = text.split('\n');
-  const head = lines.findIndex((line) => line.startsWith('export const ') && line.endsWith(' = {'));
-  const end = lines.indexOf('};', head);
-  if (head < 0 || end < 0 || (lines[head] as string).length <= 100) return text;
-  const inner = lines.slice(head + 1, end).map((line) => (line === '' ? '' : `  ${line}`));
-  return [
-    ...lines.slice(0, head),
-    (lines[head] as string).slice(0, -2),
-    '  {',
-    ...inner,
-    '  };',
-    ...lines.slice(end + 1),
-  ].join('\n');
-}
-
 /** The first header line every generated file carries. */
-export function headerLine(model: SchemaModel, sources: readonly string[]): string {
+export function headerLine(
+  model: { readonly shortHash: string },
+  sources: readonly string[],
+): string {
   return `Code generated by entity-gen from ${sources.join(', ')} (schema ${model.shortHash}). DO NOT EDIT.`;
 }
 
-/** A route handler of routes.ts: the runtime operation it calls, or `forbidden`. */
-interface HandlerSpec {
-  readonly member: 'list' | 'count' | 'insert' | 'get' | 'replace' | 'patch' | 'remove';
-  readonly method: string;
-  readonly operation: string;
-  readonly params: string;
-  readonly extra: readonly string[];
-}
+/** Runtime exports a generated validator module may call, by name. */
+const RUNTIME_CONVERTERS = new Set([
+  'arrayOf',
+  'dictionaryOf',
+  'enumConverter',
+  'selectConverter',
+  'toAny',
+  'toB64Image',
+  'toBoolean',
+  'toDate',
+  'toDateTime',
+  'toDecimal',
+  'toDouble',
+  'toGeohashLocation',
+  'toInteger',
+  'toRefInteger',
+  'toRefText',
+  'toText',
+]);
 
-const HANDLERS: readonly HandlerSpec[] = [
-  {
-    member: 'list',
-    method: 'GET_LIST',
-    operation: 'listRecords',
-    params: '(ctx, data)',
-    extra: ['restConfig'],
-  },
-  {
-    member: 'count',
-    method: 'GET_LIST',
-    operation: 'countRecords',
-    params: '(ctx, data)',
-    extra: ['restConfig'],
-  },
-  {
-    member: 'insert',
-    method: 'NEW',
-    operation: 'insertRecords',
-    params: '(ctx, data)',
-    extra: ['hooks'],
-  },
-  {
-    member: 'get',
-    method: 'GET_BYID',
-    operation: 'getRecord',
-    params: '(ctx, data, id)',
-    extra: ['id'],
-  },
-  {
-    member: 'replace',
-    method: 'UPDATE',
-    operation: 'replaceRecord',
-    params: '(ctx, data, id)',
-    extra: ['id', 'hooks'],
-  },
-  {
-    member: 'patch',
-    method: 'UPDATE',
-    operation: 'patchRecord',
-    params: '(ctx, data, id)',
-    extra: ['id', 'hooks'],
-  },
-  {
-    member: 'remove',
-    method: 'DELETE',
-    operation: 'deleteRecord',
-    params: '(ctx, data, id)',
-    extra: ['id', 'hooks'],
-  },
-];
-
-/** What the routes template reads: the handlers the REST configuration allows, laid out. */
-function routesView(
-  entity: EntityModel,
-  config: EntityRestConfig,
-  access: EntityAccess | undefined,
-): object {
-  const allowed = new Set<string>(config.allowedMethods);
-  const restConfigName = `${entity.camelName}RestConfig`;
-  const imports = new Set(['type DataRoutes', 'type RestConfig']);
-  if (access !== undefined) imports.add('type AccessRules');
-  const handlers: Record<string, string> = {};
-  for (const spec of HANDLERS) {
-    const handler = allowed.has(spec.method)
-      ? arrowFunction(
-          spec.params,
-          call(spec.operation, [
-            'ctx',
-            'data',
-            'definition',
-            ...spec.extra.map((name) => (name === 'restConfig' ? restConfigName : name)),
-          ]),
-          'expression',
-        )
-      : call('forbidden', ['definition', stringLiteral(spec.method)]);
-    imports.add(allowed.has(spec.method) ? spec.operation : 'forbidden');
-    handlers[spec.member] = printDoc([property(spec.member, handler), ','], { column: 2 });
+/** What `definition.ts` prints: the document, the validator, and what they import. */
+function definitionView(entity: ServedEntity): object {
+  const fields = allFields(entity.fields);
+  const used = new Set<string>();
+  for (const field of fields)
+    if (RUNTIME_CONVERTERS.has(field.converter)) used.add(field.converter);
+  for (const constant of entity.constants) {
+    used.add(constant.factory);
+    if (typeof constant.argument === 'string' && RUNTIME_CONVERTERS.has(constant.argument))
+      used.add(constant.argument);
   }
-  const runtimeImports = sortImportNames([...imports]);
+  const keyParts = entity.keyFields.length > 1 ? entity.keyFields : [];
+  const values = [
+    'defineEntity',
+    'readRecordBody',
+    'RECORD_ROOT',
+    'rejectUnknownFields',
+    ...used,
+    ...(fields.some((field) => field.required) ? ['missing'] : []),
+    ...(keyParts.length > 0 ? ['checkKeyPart'] : []),
+    ...(entity.objectReaders.length > 0 ? ['toObjectBody'] : []),
+  ];
+  const types = [
+    'EntityDefinition',
+    'EntityDocument',
+    'Issue',
+    ...(entity.objectReaders.length > 0 ? ['IssuePath'] : []),
+  ];
   return {
-    ...entity,
-    runtimeImport: printDoc(importDeclaration(runtimeImports, '@entity-gen/runtime')),
-    hooksImport: printDoc(
-      importDeclaration([`${entity.camelName}Hooks as hooks`], `../../hooks/${entity.fileName}.js`),
-    ),
-    restConfigDeclaration: printDoc(
-      declaration(
-        `export const ${restConfigName}: RestConfig`,
-        jsonLiteral(config as unknown as JsonValue),
-      ),
-    ),
-    accessDeclaration:
-      access === undefined
-        ? undefined
-        : printDoc(
-            declaration(
-              `export const ${entity.camelName}Access: AccessRules`,
-              jsonLiteral({
-                ...access.methods,
-                ...(access.owner === undefined ? {} : { owner: access.owner }),
-              }),
-            ),
-          ),
-    ownerField: access?.owner,
-    handlers,
+    name: entity.name,
+    typeName: entity.typeName,
+    camelName: entity.camelName,
+    lkSeparator: entity.lkSeparator,
+    document: entity.document,
+    integerKeyed: entity.integerKeyed,
+    runtimeImports: sortImportNames([...values, ...types.map((name) => `type ${name}`)]).join(', '),
+    typeImports: [entity.typeName, ...entity.objectReaders.map((reader) => reader.typeName)]
+      .sort()
+      .join(', '),
+    fieldSets: [
+      { name: `${entity.camelName}Fields`, fields: entity.fields.map((field) => field.name) },
+      ...entity.objectReaders.map((reader) => ({
+        name: reader.fieldSetName,
+        fields: reader.fields.map((field) => field.name),
+      })),
+    ],
+    constants: entity.constants.map((constant) => ({
+      name: constant.name,
+      factory: constant.factory,
+      argument:
+        typeof constant.argument === 'string'
+          ? constant.argument
+          : JSON.stringify(constant.argument),
+    })),
+    fields: entity.fields.map(fieldView),
+    requiredVariables: requiredVariables(entity.fields),
+    keyParts,
+    objectReaders: entity.objectReaders.map(objectReaderView),
   };
 }
 
-/** What the service template reads: every entity's tables, routes, schema and REST config. */
-function serviceDeclarations(
-  model: SchemaModel,
-  restConfigOf: (entity: EntityModel) => EntityRestConfig,
-): { tablesDeclaration: string; serviceDeclaration: string } {
-  const entities = model.entities;
-  const tables = declaration(
-    'export const tables: readonly TableDescriptor[]',
-    arrayLiteral(entities.map((entity) => `${entity.camelName}Table`)),
-  );
-  const service = declaration(
-    'export const service: ServiceDefinition',
-    objectLiteral([
-      property('schemaHash', stringLiteral(model.hash), 'string'),
-      property('routes', arrayLiteral(entities.map((entity) => `${entity.camelName}Routes`))),
-      property(
-        'entities',
-        objectLiteral(
-          entities.map((entity) =>
-            property(
-              entity.name,
-              objectLiteral([
-                property('schema', jsonLiteral(entity.document)),
-                property('restConfig', jsonLiteral(restConfigOf(entity) as unknown as JsonValue)),
-              ]),
-            ),
-          ),
-        ),
-      ),
-    ]),
-  );
-  return { tablesDeclaration: printDoc(tables), serviceDeclaration: printDoc(service) };
+function objectReaderView(reader: ObjectReader): object {
+  return {
+    ...reader,
+    fields: reader.fields.map(fieldView),
+    requiredVariables: requiredVariables(reader.fields),
+  };
 }
 
-/** The access table of the README: roles per entity and method, as code. */
-function readmeAccessView(
-  model: SchemaModel,
-  access: ReadonlyMap<string, EntityAccess>,
-  file: string,
-): object {
-  const roles = (list: readonly string[]): string =>
-    list.length === 0 ? 'nobody' : list.map((role) => `\`${role}\``).join(', ');
-  const entities = model.entities.map((entity) => {
-    const rules = access.get(entity.name);
-    return {
-      name: entity.name,
-      GET_LIST: roles(rules?.methods.GET_LIST ?? []),
-      GET_BYID: roles(rules?.methods.GET_BYID ?? []),
-      NEW: roles(rules?.methods.NEW ?? []),
-      UPDATE: roles(rules?.methods.UPDATE ?? []),
-      DELETE: roles(rules?.methods.DELETE ?? []),
-      owner: rules?.owner === undefined ? '' : `\`${rules.owner}\``,
-    };
-  });
+function fieldView(field: FieldModel): object {
+  return {
+    ...field,
+    recordMember: field.variable === field.name ? field.name : `${field.name}: ${field.variable}`,
+  };
+}
+
+function requiredVariables(fields: readonly FieldModel[]): string[] {
+  return fields.filter((field) => field.required).map((field) => field.variable);
+}
+
+/** What `routes.ts` prints: the REST configuration, the access rules and the route table. */
+function routesView(entity: ServedEntity): object {
+  const operations = new Set(entity.routes.map((route) => route.operation));
+  const imports = [
+    'type DataContext',
+    'type DataRoutes',
+    'entityRouter',
+    'type EntityRouter',
+    'type RestConfig',
+    ...operations,
+    ...(entity.routes.some((route) => route.takesId) ? ['recordId'] : []),
+    ...(entity.access === undefined ? [] : ['type AccessRules']),
+  ];
+  return {
+    ...entity,
+    runtimeImports: sortImportNames(imports).join(', '),
+    accessRules:
+      entity.access === undefined
+        ? undefined
+        : {
+            ...entity.access.methods,
+            ...(entity.access.owner === undefined ? {} : { owner: entity.access.owner }),
+          },
+    routes: entity.routes.map((route) => ({
+      ...route,
+      routerMethod: route.method.toLowerCase(),
+    })),
+  };
+}
+
+/** An interface of `types.ts`. */
+interface InterfaceView {
+  readonly name: string;
+  readonly comment?: string;
+  readonly members: readonly {
+    readonly name: string;
+    readonly required: boolean;
+    readonly type: string;
+    readonly about?: string;
+  }[];
+}
+
+/**
+ * What `types.ts` prints: the stored record and what a POST or PUT body may send (and their
+ * nested objects), and the PATCH shape — the three shapes of an entity where they differ.
+ */
+function typesView(entity: ServedEntity): object {
+  const about = [entity.displayName, entity.description].filter((text) => text !== undefined);
+  const record = interfacesOf(
+    entity.typeName,
+    entity.fields,
+    'record',
+    about.length > 0 ? about.join('\n\n') : `A stored ${entity.name} record.`,
+  );
+  const input = interfacesOf(
+    `${entity.typeName}Input`,
+    entity.fields,
+    'input',
+    `A ${entity.name} record as a POST or PUT body may send it; values are converted on the way in.`,
+  );
+  const geohash = allFields(entity.fields).some((field) => usesGeohash(field));
+  return {
+    name: entity.name,
+    typeName: entity.typeName,
+    runtimeTypes: [...(geohash ? ['GeohashLocation', 'GeohashLocationInput'] : []), 'PatchOf']
+      .sort()
+      .join(', '),
+    interfaces: [...record, ...input],
+  };
+}
+
+function usesGeohash(model: TypeModel): boolean {
+  return (
+    model.type === 'GEOHASH_LOCATION' || (model.element !== undefined && usesGeohash(model.element))
+  );
+}
+
+/** The interface of `fields` and, after it, those of its nested objects, depth first. */
+function interfacesOf(
+  name: string,
+  fields: readonly FieldModel[],
+  shape: 'record' | 'input',
+  comment?: string,
+): InterfaceView[] {
+  const view: InterfaceView = {
+    name,
+    ...(comment === undefined ? {} : { comment }),
+    members: fields.map((field) => {
+      const doc = [field.displayName, field.description].filter((text) => text !== undefined);
+      return {
+        name: field.name,
+        required: field.required,
+        type: shape === 'input' ? field.inputType : field.recordType,
+        ...(doc.length === 0 ? {} : { about: doc.join('\n\n') }),
+      };
+    }),
+  };
+  const nested: InterfaceView[] = [];
+  const visit = (model: TypeModel): void => {
+    if (model.element !== undefined) visit(model.element);
+    if ((model.type === 'OBJECT' || model.type === 'DICTIONARY') && model.fields !== undefined) {
+      const objectType = `${model.objectType ?? ''}${shape === 'input' ? 'Input' : ''}`;
+      nested.push(...interfacesOf(objectType, model.fields, shape));
+    }
+  };
+  for (const field of fields) visit(field);
+  return [view, ...nested];
+}
+
+/** Every field, nested ones included. */
+function allFields(fields: readonly FieldModel[]): FieldModel[] {
+  return fields.flatMap((field) => [field, ...allFields(nestedFields(field))]);
+}
+
+function nestedFields(model: TypeModel): readonly FieldModel[] {
+  return [
+    ...(model.fields ?? []),
+    ...(model.element === undefined ? [] : nestedFields(model.element)),
+  ];
+}
+
+/** Import specifiers in the order the generated code lists them: by name, ignoring case and `type`. */
+export function sortImportNames(names: readonly string[]): string[] {
+  return [...names].sort((a, b) =>
+    compareIgnoringCase(a.replace(/^type /, ''), b.replace(/^type /, '')),
+  );
+}
+
+function compareIgnoringCase(a: string, b: string): number {
+  const x = a.toLowerCase();
+  const y = b.toLowerCase();
+  return x < y ? -1 : x > y ? 1 : a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** The access table of the README: roles per entity and method. */
+function readmeAccessView(model: ServiceModel, file: string): object {
+  const roles = (list: readonly string[] | undefined): string =>
+    list === undefined || list.length === 0
+      ? 'nobody'
+      : list.map((role) => `\`${role}\``).join(', ');
+  const entities = model.entities.map((entity) => ({
+    name: entity.name,
+    GET_LIST: roles(entity.access?.methods.GET_LIST),
+    GET_BYID: roles(entity.access?.methods.GET_BYID),
+    NEW: roles(entity.access?.methods.NEW),
+    UPDATE: roles(entity.access?.methods.UPDATE),
+    DELETE: roles(entity.access?.methods.DELETE),
+    owner: entity.access?.owner === undefined ? '' : `\`${entity.access.owner}\``,
+  }));
   const example =
-    model.entities.find((entity) => access.get(entity.name)?.owner !== undefined) ??
-    model.entities[0];
+    model.entities.find((entity) => entity.access?.owner !== undefined) ?? model.entities[0];
   return { file, entities, example: example?.pathName ?? '' };
 }
 
-function readmeEntityView(entity: EntityModel): object {
+function readmeEntityView(entity: ServedEntity): object {
+  const keys = entity.keyFields.map((field) => `\`${field.name}\``);
   return {
     ...entity,
     displayName: entity.displayName,
     description: entity.description,
-    lkValue: entity.lkValue,
-    idDescription:
-      entity.lk.length === 1
-        ? `\`${entity.lk[0]}\``
-        : `${entity.lk.map((name) => `\`${name}\``).join(` ${JSON.stringify(entity.lkSeparator)} `)}`,
+    idSentence: entity.singleRecord
+      ? `Its one record has the id \`${entity.lkValue ?? ''}\`.`
+      : keys.length === 1
+        ? `A record's id is its ${keys[0] ?? ''}.`
+        : `A record's id is ${keys.join(', ')} joined by \`${entity.lkSeparator}\`.`,
+    routes: entity.routes.map((route) => ({
+      ...route,
+      capitalizedSummary: route.summary.charAt(0).toUpperCase() + route.summary.slice(1),
+    })),
     fields: entity.fields.map((field) => ({ ...field, typeLabel: typeLabel(field) })),
   };
 }

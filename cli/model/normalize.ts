@@ -1,9 +1,17 @@
 import { createHash } from 'node:crypto';
 import type { Diagnostic } from '../diagnostics.js';
 import type { FieldDoc, JsonValue, LoadedEntity, TypeConfigDoc } from '../schema/types.js';
+import {
+  columnKindOf,
+  DEFAULT_KEY_SEPARATOR,
+  FIXED_KEY_COLUMN,
+  hasFixedKey,
+  integerKeyedEntities,
+  singleRecordIdOf,
+  tableOf,
+} from '@entity-gen/runtime/schema';
 import { camelCase, kebabCase, pascalCase, variableName } from './names.js';
 import type {
-  ColumnKind,
   ConverterConstant,
   EntityModel,
   FieldModel,
@@ -11,11 +19,6 @@ import type {
   SchemaModel,
   TypeModel,
 } from './types.js';
-
-const DEFAULT_SEPARATOR = '~';
-const DEFAULT_SINGLE_RECORD_ID = '_singlerec_lk';
-/** The storage-only key column of a single-record entity without one key field. */
-const FIXED_KEY_COLUMN = '_eg_id';
 
 /** Scalar converters exported by the runtime, by field type. */
 const SCALAR_CONVERTERS: Partial<Record<TypeConfigDoc['type'], string>> = {
@@ -31,23 +34,21 @@ const SCALAR_CONVERTERS: Partial<Record<TypeConfigDoc['type'], string>> = {
   GEOHASH_LOCATION: 'toGeohashLocation',
 };
 
-const COLUMN_KINDS: Record<TypeConfigDoc['type'], ColumnKind> = {
-  STRING: 'text',
-  INTEGER: 'integer',
-  DOUBLE: 'double',
-  DECIMAL: 'decimal',
-  BOOL: 'boolean',
-  DATE: 'date',
-  DATE_TIME: 'datetime',
-  ENUM: 'text',
-  SELECT: 'text',
-  OBJECT: 'json',
-  ARRAY: 'json',
-  DICTIONARY: 'json',
-  B64_IMAGE: 'text',
-  ANY: 'json',
-  ENTITY_REF: 'text',
-  GEOHASH_LOCATION: 'json',
+/**
+ * TypeScript types of the scalar types: the stored (canonical) value, and what a request body
+ * may send, which the converters accept and turn into it (SPEC §3).
+ */
+const SCALAR_TYPES: Partial<Record<TypeConfigDoc['type'], readonly [string, string]>> = {
+  STRING: ['string', 'string'],
+  INTEGER: ['number', 'number | string'],
+  DOUBLE: ['number', 'number | string'],
+  DECIMAL: ['string', 'string | number'],
+  BOOL: ['boolean', "boolean | 'true' | 'false'"],
+  DATE: ['string', 'string'],
+  DATE_TIME: ['string', 'string'],
+  B64_IMAGE: ['string', 'string'],
+  ANY: ['unknown', 'unknown'],
+  GEOHASH_LOCATION: ['GeohashLocation', 'GeohashLocationInput'],
 };
 
 /**
@@ -62,7 +63,11 @@ export function normalize(entities: readonly LoadedEntity[]): {
   const diagnostics = findNameCollisions(sorted);
   if (diagnostics.length > 0) return { model: undefined, diagnostics };
   const byName = new Map(sorted.map((loaded) => [loaded.entity.name.toUpperCase(), loaded]));
-  const models = sorted.map((loaded) => normalizeEntity(loaded, byName));
+  // Upper case, as the runtime compares entity names.
+  const integerKeyed = new Set(
+    integerKeyedEntities(sorted.map((loaded) => loaded.entity)).map((name) => name.toUpperCase()),
+  );
+  const models = sorted.map((loaded) => normalizeEntity(loaded, byName, integerKeyed));
   const hash = sha256(canonicalJson(sorted.map((loaded) => loaded.document)));
   const sourceFiles = [...new Set(entities.map((loaded) => loaded.position.file))];
   const model: SchemaModel = {
@@ -77,14 +82,24 @@ export function normalize(entities: readonly LoadedEntity[]): {
 function normalizeEntity(
   loaded: LoadedEntity,
   byName: ReadonlyMap<string, LoadedEntity>,
+  integerKeyed: ReadonlySet<string>,
 ): EntityModel {
   const doc = loaded.entity;
   const typeName = pascalCase(doc.name);
-  const context: EntityContext = { typeName, byName, constants: [], readers: [], used: new Set() };
+  const context: EntityContext = {
+    typeName,
+    byName,
+    integerKeyed,
+    constants: [],
+    readers: [],
+    used: new Set(),
+    refs: new Set(),
+  };
   const singleRecord = doc.singleRecord === true;
   // A single-record entity with no or several lk fields is addressed by lkValue alone, stored in a
   // fixed key column; its lk fields (if any) are ordinary fields that are required, as in Gemini.
-  const fixedKey = singleRecord && doc.lk.length !== 1;
+  const fixedKey = hasFixedKey(doc);
+  const table = tableOf(doc, integerKeyed);
   const lkSet = new Set(doc.lk);
   const fields = doc.fields.map((field) => ({
     ...fieldModel(field, context, [], lkSet.has(field.name) && !fixedKey, lkSet.has(field.name)),
@@ -103,17 +118,19 @@ function normalizeEntity(
     camelName: camelCase(doc.name),
     fileName: kebabCase(doc.name),
     pathName: doc.name.toLowerCase(),
-    tableName: doc.name.toLowerCase(),
+    tableName: table.table,
     lk: doc.lk,
-    lkSeparator: doc.lkSeparator ?? DEFAULT_SEPARATOR,
+    lkSeparator: doc.lkSeparator ?? DEFAULT_KEY_SEPARATOR,
     singleRecord,
-    ...(singleRecord ? { lkValue: doc.lkValue ?? DEFAULT_SINGLE_RECORD_ID } : {}),
+    ...(singleRecord ? { lkValue: singleRecordIdOf(doc) } : {}),
     fields,
     keyFields,
-    storageKey: fixedKey ? [FIXED_KEY_COLUMN] : doc.lk,
+    storageKey: table.key,
     ...(fixedKey ? { fixedKeyColumn: FIXED_KEY_COLUMN } : {}),
     constants: context.constants,
     objectReaders: context.readers,
+    table,
+    integerKeyed: [...context.refs].sort(compareText),
     document: loaded.document,
     sourceFile: loaded.position.file,
     ...(doc.renamedFrom === undefined ? {} : { renamedFrom: doc.renamedFrom }),
@@ -137,6 +154,10 @@ function topLevelExtras(
 interface EntityContext {
   readonly typeName: string;
   readonly byName: ReadonlyMap<string, LoadedEntity>;
+  /** Entities whose ids are numbers (one INTEGER key field). */
+  readonly integerKeyed: ReadonlySet<string>;
+  /** The integer-keyed entities this one refers to, found while reading its fields. */
+  readonly refs: Set<string>;
   readonly constants: ConverterConstant[];
   readonly readers: ObjectReader[];
   /** Identifiers taken so far in this entity's module. */
@@ -152,10 +173,7 @@ function fieldModel(
 ): FieldModel {
   const path = [...parents, field.name];
   const typeModel = typeModelOf(field, context, path);
-  const columnKind =
-    field.type === 'ENTITY_REF' && typeModel.converter === 'toRefInteger'
-      ? 'integer'
-      : COLUMN_KINDS[field.type];
+  const columnKind = columnKindOf(field, context.integerKeyed);
   return {
     ...typeModel,
     name: field.name,
@@ -177,7 +195,11 @@ function typeModelOf(
 ): TypeModel {
   const stem = uniqueStem(context, `${context.typeName}${path.map(pascalCase).join('')}`);
   const scalar = SCALAR_CONVERTERS[config.type];
-  if (scalar !== undefined) return { type: config.type, converter: scalar };
+  const scalarTypes = SCALAR_TYPES[config.type];
+  if (scalar !== undefined && scalarTypes !== undefined) {
+    const [recordType, inputType] = scalarTypes;
+    return { type: config.type, converter: scalar, recordType, inputType };
+  }
   switch (config.type) {
     case 'ENUM': {
       const values = config.enums ?? [];
@@ -185,6 +207,9 @@ function typeModelOf(
         type: 'ENUM',
         converter: addConstant(context, `to${stem}`, 'enumConverter', values),
         values,
+        recordType: literalUnion(values),
+        // Matched case-insensitively: any string may be sent.
+        inputType: 'string',
       };
     }
     case 'SELECT': {
@@ -193,17 +218,33 @@ function typeModelOf(
         type: 'SELECT',
         converter: addConstant(context, `to${stem}`, 'selectConverter', values),
         values,
+        recordType: literalUnion(values),
+        inputType: literalUnion(values),
       };
     }
     case 'OBJECT': {
       const fields = objectFields(config.object?.fields ?? [], context, path, stem);
-      return { type: 'OBJECT', converter: `read${stem}`, fields, objectType: stem };
+      return {
+        type: 'OBJECT',
+        converter: `read${stem}`,
+        fields,
+        objectType: stem,
+        recordType: stem,
+        inputType: `${stem}Input`,
+      };
     }
     case 'DICTIONARY': {
       const entryStem = [...path, 'entry'];
       const fields = objectFields(config.dict?.fields ?? [], context, entryStem, `${stem}Entry`);
       const converter = addConstant(context, `to${stem}`, 'dictionaryOf', `read${stem}Entry`);
-      return { type: 'DICTIONARY', converter, fields, objectType: `${stem}Entry` };
+      return {
+        type: 'DICTIONARY',
+        converter,
+        fields,
+        objectType: `${stem}Entry`,
+        recordType: `Record<string, ${stem}Entry>`,
+        inputType: `Record<string, ${stem}EntryInput>`,
+      };
     }
     case 'ARRAY': {
       if (config.array === undefined)
@@ -213,17 +254,29 @@ function typeModelOf(
         type: 'ARRAY',
         converter: addConstant(context, `to${stem}`, 'arrayOf', element.converter),
         element,
+        recordType: arrayType(element.recordType),
+        inputType: arrayType(element.inputType),
       };
     }
     case 'ENTITY_REF': {
       const target = context.byName.get((config.entityRef?.entity ?? '').toUpperCase());
       const targetName = target?.entity.name ?? config.entityRef?.entity ?? '';
-      const keyType =
-        target !== undefined && target.entity.lk.length === 1 ? keyTypeOf(target) : 'STRING';
+      if (context.integerKeyed.has(targetName.toUpperCase())) {
+        context.refs.add(targetName);
+        return {
+          type: 'ENTITY_REF',
+          converter: 'toRefInteger',
+          refEntity: targetName,
+          recordType: 'number',
+          inputType: 'number | string',
+        };
+      }
       return {
         type: 'ENTITY_REF',
-        converter: keyType === 'INTEGER' ? 'toRefInteger' : 'toRefText',
+        converter: 'toRefText',
         refEntity: targetName,
+        recordType: 'string',
+        inputType: 'string',
       };
     }
     default:
@@ -259,9 +312,14 @@ function uniqueStem(context: EntityContext, stem: string): string {
   return candidate;
 }
 
-function keyTypeOf(target: LoadedEntity): string {
-  const keyName = target.entity.lk[0];
-  return target.entity.fields.find((field) => field.name === keyName)?.type ?? 'STRING';
+/** `'A' | 'B'` */
+function literalUnion(values: readonly string[]): string {
+  return values.map((value) => JSON.stringify(value)).join(' | ');
+}
+
+/** `number[]`, or `(number | string)[]` for a union element. */
+function arrayType(element: string): string {
+  return element.includes(' ') ? `(${element})[]` : `${element}[]`;
 }
 
 function addConstant(

@@ -1,8 +1,9 @@
+import type { ColumnKind, TableDescriptor } from '@entity-gen/runtime/ddl';
+import type { EntityAccess } from '../access/types.js';
+import type { EntityRestConfig, RestMethod } from '../restconfig/types.js';
 import type { FieldType, JsonValue, SourcePosition } from '../schema/types.js';
 
-/** Storage class of a top-level field; mirrors the runtime's `ColumnKind`. */
-export type ColumnKind =
-  'text' | 'integer' | 'double' | 'decimal' | 'boolean' | 'date' | 'datetime' | 'json';
+export type { ColumnKind } from '@entity-gen/runtime/ddl';
 
 /**
  * A field or an array element, with every decision the emitters need already made. Emitters and
@@ -22,6 +23,10 @@ export interface TypeModel {
   readonly element?: TypeModel;
   /** Target entity of an ENTITY_REF. */
   readonly refEntity?: string;
+  /** TypeScript type of the stored (canonical) value, e.g. `'S' | 'M'` or `ProductDimensions`. */
+  readonly recordType: string;
+  /** TypeScript type of what a request body may send, e.g. `number | string` for an INTEGER. */
+  readonly inputType: string;
 }
 
 export interface FieldModel extends TypeModel {
@@ -97,6 +102,13 @@ export interface EntityModel {
   readonly constants: readonly ConverterConstant[];
   /** Readers of nested OBJECT/DICTIONARY shapes, outermost first. */
   readonly objectReaders: readonly ObjectReader[];
+  /** The storage layout the drivers create (the runtime's `tableOf`, as `defineEntity` derives it). */
+  readonly table: TableDescriptor;
+  /**
+   * Entities this one refers to with ENTITY_REF (at any depth) whose ids are numbers: the one
+   * fact about its document that only the whole schema knows. Sorted.
+   */
+  readonly integerKeyed: readonly string[];
   /** The ENTITY document as written. */
   readonly document: JsonValue;
   /** Schema file it came from, as given. */
@@ -117,4 +129,47 @@ export interface SchemaModel {
   readonly hash: string;
   /** First 12 hex digits of `hash`. */
   readonly shortHash: string;
+}
+
+/** One route of an entity's router: a method switched on by the REST configuration. */
+export interface RouteModel {
+  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Path under the entity's prefix: `/` (the collection) or `/*id` (one record). */
+  readonly path: '/' | '/*id';
+  /** As documentation shows it: `/data/product` or `/data/product/{id}`. */
+  readonly fullPath: string;
+  readonly rest: RestMethod;
+  /** The runtime operation the route calls. */
+  readonly operation:
+    | 'listRecords'
+    | 'insertRecords'
+    | 'getRecord'
+    | 'replaceRecord'
+    | 'patchRecord'
+    | 'deleteRecord';
+  /** What the route does, for comments and the README: `lists records, filtered, sorted and paged`. */
+  readonly summary: string;
+  /** The operation takes the record id of the path. */
+  readonly takesId: boolean;
+  /** The operation takes the entity's REST configuration (lists). */
+  readonly takesRestConfig: boolean;
+  /** The operation runs the entity's hooks (writes). */
+  readonly takesHooks: boolean;
+}
+
+/** An entity as the service serves it: its REST configuration, access rules and routes. */
+export interface ServedEntity extends EntityModel {
+  readonly restConfig: EntityRestConfig;
+  readonly access?: EntityAccess;
+  /** The routes of its router, in the order they are added; the README lists the same. */
+  readonly routes: readonly RouteModel[];
+  /** `GET /entity/{entity}/recordCounts` answers (GET_LIST is switched on). */
+  readonly counts: boolean;
+}
+
+/** The model of a whole generation: the schema, and how each entity is served. */
+export interface ServiceModel extends SchemaModel {
+  readonly entities: readonly ServedEntity[];
+  /** Some entity has access rules (the service was generated with an access file). */
+  readonly accessControlled: boolean;
 }

@@ -1,5 +1,6 @@
 import Router from '@koa/router';
-import type { Context, Middleware, Next } from 'koa';
+import type { Context, Middleware } from 'koa';
+import compose from 'koa-compose';
 import type { EntityDefinition } from './definition.js';
 import type { ListQuery, StorageDriver } from './driver.js';
 import type { RequestState } from './http/errors.js';
@@ -91,36 +92,9 @@ export function customRoutesMiddleware(
     if (hooks?.routes === undefined) continue;
     const router: EntityRouter = new Router<RequestState>();
     hooks.routes(router, entityStore(definition, data.driver));
-    // The router adds `params` and `router` to the context it passes on; Koa's type does not know.
     routers.push(router.routes() as EntityMiddleware);
   }
   return routers.length === 0 ? undefined : compose(routers);
-}
-
-/** Runs `handler` behind an entity's middleware, if it has any. */
-export function withEntityMiddleware(
-  hooks: EntityHooks<object> | undefined,
-  ctx: Parameters<EntityMiddleware>[0],
-  handler: () => Promise<void>,
-): Promise<void> {
-  const middleware = hooks?.middleware;
-  if (middleware === undefined || middleware.length === 0) return handler();
-  return compose(middleware)(ctx, handler);
-}
-
-/** Koa-style composition: each middleware's `next()` runs the following one, the last runs `next`. */
-function compose(middleware: readonly EntityMiddleware[]): EntityMiddleware {
-  return (ctx, next: Next) => {
-    let last = -1;
-    const dispatch = async (index: number): Promise<void> => {
-      if (index <= last) throw new Error('next() called more than once by an entity middleware');
-      last = index;
-      const current = middleware[index];
-      if (current === undefined) return next();
-      await current(ctx, () => dispatch(index + 1));
-    };
-    return dispatch(0);
-  };
 }
 
 /** The typed record access a custom route gets for its entity. */

@@ -27,7 +27,13 @@ export {
 } from './auth/credentials.js';
 export { OwnerRuleError } from './auth/owner.js';
 export * from './convert.js';
-export type { Converter, EntityDefinition, FieldInfo } from './definition.js';
+export {
+  defineEntity,
+  type Converter,
+  type EntityDefinition,
+  type EntitySpec,
+  type FieldInfo,
+} from './definition.js';
 export type * from './driver.js';
 export * from './envelope.js';
 export { envInteger, envString } from './env.js';
@@ -80,17 +86,22 @@ export {
   toRefInteger,
   toRefText,
 } from './record.js';
-export {
-  forbidden,
-  type CollectionHandler,
-  type DataRoutes,
-  type RecordHandler,
-} from './routes.js';
+export type { RestConfig } from './rest-config.js';
+export { entityRouter, recordId, type DataRoutes } from './routes.js';
+export type {
+  EntityDocument,
+  EntitySchema,
+  FieldSchema,
+  FieldType,
+  JsonValue,
+  SelectElemSchema,
+  TypeSchema,
+} from './schema.js';
 export { startServer, type RunningService, type StartOptions } from './server.js';
 export {
   createService,
+  tablesOf,
   type EntityInfo,
-  type RestConfig,
   type ServiceApp,
   type ServiceDefinition,
   type ServiceOptions,

@@ -120,7 +120,7 @@ import { successBody } from './envelope.js';
 import { BadRequestError, MethodForbiddenError } from './errors.js';
 import type { Issue } from './issues.js';
 import type { DataContext } from './operations.js';
-import type { RestConfig } from './service.js';
+import type { RestConfig } from './rest-config.js';
 
 /** Query parameters with a meaning of their own; every other parameter is a filter. */
 const RESERVED: ReadonlySet<string> = new Set(['orderBy', 'start', 'limit', 'cursor']);

@@ -34,6 +34,8 @@ export interface StartOptions {
   readonly maxPageSize?: number;
   /** The key that signs list cursors (`CURSOR_SECRET`); default: generated, kept in the storage. */
   readonly cursorSecret?: string;
+  /** Trust the `X-Forwarded-*` headers of a proxy in front (`TRUST_PROXY=true`; default false). */
+  readonly trustProxy?: boolean;
   /** Stop waiting for open requests after this long on shutdown (default 10 s). */
   readonly shutdownTimeoutMs?: number;
   /**
@@ -104,6 +106,7 @@ export async function startServer(options: StartOptions): Promise<RunningService
     ...(options.corsOrigins === undefined ? {} : { corsOrigins: options.corsOrigins }),
     ...(options.maxPageSize === undefined ? {} : { maxPageSize: options.maxPageSize }),
     ...(options.cursorSecret === undefined ? {} : { cursorSecret: options.cursorSecret }),
+    ...(options.trustProxy === undefined ? {} : { trustProxy: options.trustProxy }),
   });
   const server = limitedServer(app, options);
   server.listen(options.port, options.host);

@@ -334,10 +334,9 @@ for (const target of targets) {
         const label = `step ${index} (${step.name})`;
         const dir = join(base, `step-${String(index).padStart(2, '0')}`);
         const schemaFile = `schema-${index}.yaml`;
-        const generated = await generate([{ file: schemaFile, text: step.schema }], {
-          schemaFiles: [schemaFile],
-          outputDir: dir,
-          driver: 'both',
+        const generated = await generate({
+          sources: [{ file: schemaFile, text: step.schema }],
+          options: { schemaFiles: [schemaFile], outputDir: dir, driver: 'both' },
         });
         expect(generated.diagnostics.map(formatDiagnostic), label).toEqual([]);
         const model = generated.model!;

@@ -65,12 +65,12 @@ export async function generateFixtureResult(
     fixture.access === undefined
       ? undefined
       : { file: fixture.access, text: await readFile(join(ROOT, fixture.access), 'utf8') };
-  const result = await generate(
-    await fixtureSources(fixture),
-    { schemaFiles: fixture.schemas, outputDir: `${fixture.name}-service` },
-    restConfig,
-    access,
-  );
+  const result = await generate({
+    sources: await fixtureSources(fixture),
+    options: { schemaFiles: fixture.schemas, outputDir: `${fixture.name}-service` },
+    ...(restConfig === undefined ? {} : { restConfig }),
+    ...(access === undefined ? {} : { access }),
+  });
   if (result.diagnostics.length > 0 || result.model === undefined) {
     throw new Error(
       `fixture ${fixture.name} is invalid:\n${JSON.stringify(result.diagnostics, null, 2)}`,
@@ -81,10 +81,7 @@ export async function generateFixtureResult(
 
 /** The plan of generating a fixture into an empty folder: every file and the manifest created. */
 export async function planFixtureFromScratch(fixture: Fixture): Promise<Plan> {
-  return planOutput(await generateFixtureResult(fixture), EMPTY_OUTPUT, {
-    force: false,
-    allowDataLoss: false,
-  });
+  return planOutput(await generateFixtureResult(fixture), EMPTY_OUTPUT, { force: false });
 }
 
 /**

@@ -47,6 +47,7 @@ function table(entity: string, key: string[]): TableDescriptor {
 function definitionOf(entity: string): EntityDefinition<object> {
   return {
     name: entity,
+    document: { type: 'ENTITY', entity: { name: entity, lk: ['code'], fields: [] } },
     table: table(entity, ['code']),
     keySeparator: '~',
     singleRecordId: undefined,

@@ -29,6 +29,8 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
     // Credentials for the access rules: JWT_SECRET, JWT_PUBLIC_KEY or JWT_JWKS_URL, API_KEYS_FILE.
     auth: await authFromEnv(env),
     corsOrigins: parseCorsOrigins(env['CORS_ORIGINS']),
+    // Behind a proxy that sets X-Forwarded-For/-Proto/-Host, and only then: TRUST_PROXY=true.
+    trustProxy: env['TRUST_PROXY'] === 'true',
     // Pending migrations (written by entity-gen generate) are applied before the service listens.
     migrationsDir: fileURLToPath(new URL('../migrations', import.meta.url)),
   });

@@ -2,35 +2,40 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  defineEntity,
   type EntityDefinition,
+  type EntityDocument,
   type Issue,
   missing,
-  parseKey,
   readRecordBody,
   RECORD_ROOT,
   rejectUnknownFields,
-  type TableDescriptor,
   toInteger,
   toText,
 } from '@entity-gen/runtime';
 import type { Audit } from './types.js';
 
-/** Storage layout of AUDIT: one column per field, keyed by id. */
-export const auditTable: TableDescriptor = {
-  entity: 'AUDIT',
-  table: 'audit',
-  columns: [
-    { name: 'id', kind: 'integer', fieldType: 'INTEGER', required: true, indexed: false },
-    { name: 'note', kind: 'text', fieldType: 'STRING', required: false, indexed: false },
-  ],
-  key: ['id'],
+/**
+ * AUDIT as the schema declares it. The runtime derives the rest from this one description: the
+ * table, the fields that lists filter and sort by, record ids, and what `/entity` shows.
+ */
+const document: EntityDocument = {
+  type: 'ENTITY',
+  entity: {
+    name: 'AUDIT',
+    lk: ['id'],
+    fields: [
+      { name: 'id', type: 'INTEGER' },
+      { name: 'note', type: 'STRING' },
+    ],
+  },
 };
 
 const auditFields: ReadonlySet<string> = new Set(['id', 'note']);
 
 /**
- * Converts and validates one AUDIT record of a request body: every field converted to its
- * canonical form, required fields present, no unknown fields.
+ * Converts and validates one AUDIT record of a request body: every field converted to its canonical
+ * form, required fields present, no unknown fields.
  */
 export function readAudit(input: unknown, issues: Issue[]): Audit | undefined {
   const body = readRecordBody(input, 'AUDIT', issues);
@@ -46,18 +51,8 @@ export function readAudit(input: unknown, issues: Issue[]): Audit | undefined {
   return { id, note };
 }
 
-/** Key converters of AUDIT, in `lk` order, for ids taken from URLs. */
-const keyConverters = [toInteger];
-
 /** Everything the runtime needs to store and serve AUDIT records. */
-export const auditDefinition: EntityDefinition<Audit> = {
-  name: 'AUDIT',
-  table: auditTable,
-  keySeparator: '~',
-  singleRecordId: undefined,
-  fields: { id: { type: 'INTEGER' }, note: { type: 'STRING' } },
+export const auditDefinition: EntityDefinition<Audit> = defineEntity({
+  document,
   read: readAudit,
-  keyOf: (record) => [record.id],
-  idOf: (record) => String(record.id),
-  parseId: (id) => parseKey(id, '~', keyConverters),
-};
+});

@@ -3,18 +3,22 @@
 
 import {
   type AccessRules,
-  countRecords,
+  type DataContext,
   type DataRoutes,
   deleteRecord,
+  type EntityRouter,
+  entityRouter,
   getRecord,
   insertRecords,
   listRecords,
   patchRecord,
+  recordId,
   replaceRecord,
   type RestConfig,
 } from '@entity-gen/runtime';
 import { auditHooks as hooks } from '../../hooks/audit.js';
 import { auditDefinition as definition } from './definition.js';
+import type { Audit } from './types.js';
 
 /** REST configuration of AUDIT: allowed methods and how lists are paged and sorted. */
 export const auditRestConfig: RestConfig = {
@@ -23,8 +27,8 @@ export const auditRestConfig: RestConfig = {
 };
 
 /**
- * Who may call each method of AUDIT (the access file): `public` anyone, `authenticated` any
- * valid principal, other names are roles.
+ * Who may call each method of AUDIT (the access file): `public` anyone, `authenticated` any valid
+ * principal, other names are roles.
  */
 export const auditAccess: AccessRules = {
   GET_LIST: ['admin'],
@@ -35,25 +39,33 @@ export const auditAccess: AccessRules = {
 };
 
 /**
- * HTTP handlers of AUDIT: `/data/audit` and `/data/audit/{id}` (the entity name is
- * matched case-insensitively). They call the hooks of `src/hooks/audit.ts`.
+ * The router of AUDIT under `/data/audit` (the entity name is matched case-insensitively): the
+ * access rules above, then the middleware of `src/hooks/audit.ts`, then one route per method the
+ * REST configuration allows. Other methods answer 405, or 403 when the configuration switched them
+ * off.
  */
-export const auditRoutes: DataRoutes = {
+export function createAuditRouter(data: DataContext): EntityRouter {
+  const router = entityRouter(definition, hooks, auditAccess);
+  // GET /data/audit: lists AUDIT records, filtered, sorted and paged.
+  router.get('/', (ctx) => listRecords(ctx, data, definition, auditRestConfig));
+  // POST /data/audit: inserts one AUDIT record, or a list of them in one transaction.
+  router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
+  // GET /data/audit/{id}: reads one AUDIT record.
+  router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
+  // PUT /data/audit/{id}: replaces a AUDIT record, renames it, or creates it when absent.
+  router.put('/*id', (ctx) => replaceRecord(ctx, data, definition, recordId(ctx), hooks));
+  // PATCH /data/audit/{id}: changes some fields of a AUDIT record.
+  router.patch('/*id', (ctx) => patchRecord(ctx, data, definition, recordId(ctx), hooks));
+  // DELETE /data/audit/{id}: deletes a AUDIT record and returns it.
+  router.delete('/*id', (ctx) => deleteRecord(ctx, data, definition, recordId(ctx), hooks));
+  return router;
+}
+
+/** Everything the service needs to serve AUDIT. */
+export const auditRoutes: DataRoutes<Audit> = {
   definition,
   hooks,
+  restConfig: auditRestConfig,
   access: auditAccess,
-  /** GET /data/audit: lists records, filtered, sorted and paged. */
-  list: (ctx, data) => listRecords(ctx, data, definition, auditRestConfig),
-  /** GET /entity/audit/recordCounts: counts records matching the filters. */
-  count: (ctx, data) => countRecords(ctx, data, definition, auditRestConfig),
-  /** POST /data/audit: inserts one record, or a list of records in one transaction. */
-  insert: (ctx, data) => insertRecords(ctx, data, definition, hooks),
-  /** GET /data/audit/{id}: reads one record. */
-  get: (ctx, data, id) => getRecord(ctx, data, definition, id),
-  /** PUT /data/audit/{id}: replaces a record, renames it, or creates it when absent. */
-  replace: (ctx, data, id) => replaceRecord(ctx, data, definition, id, hooks),
-  /** PATCH /data/audit/{id}: changes some fields of a record. */
-  patch: (ctx, data, id) => patchRecord(ctx, data, definition, id, hooks),
-  /** DELETE /data/audit/{id}: deletes a record and returns it. */
-  remove: (ctx, data, id) => deleteRecord(ctx, data, definition, id, hooks),
+  router: createAuditRouter,
 };

@@ -3,17 +3,13 @@
 
 import type { PatchOf } from '@entity-gen/runtime';
 
-/**
- * A stored AUDIT record.
- */
+/** A stored AUDIT record. */
 export interface Audit {
   id: number;
   note?: string;
 }
 
-/**
- * A AUDIT record as a POST or PUT body may send it; values are converted on the way in.
- */
+/** A AUDIT record as a POST or PUT body may send it; values are converted on the way in. */
 export interface AuditInput {
   id: number | string;
   note?: string;

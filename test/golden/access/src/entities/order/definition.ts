@@ -2,39 +2,44 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  defineEntity,
   type EntityDefinition,
+  type EntityDocument,
   enumConverter,
   type Issue,
   missing,
-  parseKey,
   readRecordBody,
   RECORD_ROOT,
   rejectUnknownFields,
-  type TableDescriptor,
   toDecimal,
   toText,
 } from '@entity-gen/runtime';
 import type { Order } from './types.js';
 
-/** Storage layout of ORDER: one column per field, keyed by id. */
-export const orderTable: TableDescriptor = {
-  entity: 'ORDER',
-  table: 'order',
-  columns: [
-    { name: 'id', kind: 'text', fieldType: 'STRING', required: true, indexed: false },
-    { name: 'customer', kind: 'text', fieldType: 'STRING', required: true, indexed: true },
-    { name: 'total', kind: 'decimal', fieldType: 'DECIMAL', required: false, indexed: false },
-    { name: 'status', kind: 'text', fieldType: 'ENUM', required: false, indexed: false },
-  ],
-  key: ['id'],
+/**
+ * ORDER as the schema declares it. The runtime derives the rest from this one description: the
+ * table, the fields that lists filter and sort by, record ids, and what `/entity` shows.
+ */
+const document: EntityDocument = {
+  type: 'ENTITY',
+  entity: {
+    name: 'ORDER',
+    lk: ['id'],
+    fields: [
+      { name: 'id', type: 'STRING' },
+      { name: 'customer', type: 'STRING', required: true, index: true },
+      { name: 'total', type: 'DECIMAL' },
+      { name: 'status', type: 'ENUM', enums: ['NEW', 'PAID'] },
+    ],
+  },
 };
 
 const orderFields: ReadonlySet<string> = new Set(['id', 'customer', 'total', 'status']);
 const toOrderStatus = enumConverter(['NEW', 'PAID']);
 
 /**
- * Converts and validates one ORDER record of a request body: every field converted to its
- * canonical form, required fields present, no unknown fields.
+ * Converts and validates one ORDER record of a request body: every field converted to its canonical
+ * form, required fields present, no unknown fields.
  */
 export function readOrder(input: unknown, issues: Issue[]): Order | undefined {
   const body = readRecordBody(input, 'ORDER', issues);
@@ -57,23 +62,8 @@ export function readOrder(input: unknown, issues: Issue[]): Order | undefined {
   return { id, customer, total, status };
 }
 
-/** Key converters of ORDER, in `lk` order, for ids taken from URLs. */
-const keyConverters = [toText];
-
 /** Everything the runtime needs to store and serve ORDER records. */
-export const orderDefinition: EntityDefinition<Order> = {
-  name: 'ORDER',
-  table: orderTable,
-  keySeparator: '~',
-  singleRecordId: undefined,
-  fields: {
-    id: { type: 'STRING' },
-    customer: { type: 'STRING' },
-    total: { type: 'DECIMAL' },
-    status: { type: 'ENUM', values: ['NEW', 'PAID'] },
-  },
+export const orderDefinition: EntityDefinition<Order> = defineEntity({
+  document,
   read: readOrder,
-  keyOf: (record) => [record.id],
-  idOf: (record) => String(record.id),
-  parseId: (id) => parseKey(id, '~', keyConverters),
-};
+});

@@ -3,18 +3,22 @@
 
 import {
   type AccessRules,
-  countRecords,
+  type DataContext,
   type DataRoutes,
   deleteRecord,
+  type EntityRouter,
+  entityRouter,
   getRecord,
   insertRecords,
   listRecords,
   patchRecord,
+  recordId,
   replaceRecord,
   type RestConfig,
 } from '@entity-gen/runtime';
 import { orderHooks as hooks } from '../../hooks/order.js';
 import { orderDefinition as definition } from './definition.js';
+import type { Order } from './types.js';
 
 /** REST configuration of ORDER: allowed methods and how lists are paged and sorted. */
 export const orderRestConfig: RestConfig = {
@@ -23,8 +27,9 @@ export const orderRestConfig: RestConfig = {
 };
 
 /**
- * Who may call each method of ORDER (the access file): `public` anyone, `authenticated` any
- * valid principal, other names are roles.
+ * Who may call each method of ORDER (the access file): `public` anyone, `authenticated` any valid
+ * principal, other names are roles.
+ *
  * Owner rule: a principal without the `admin` role only sees and writes the records whose
  * `customer` is its subject.
  */
@@ -38,25 +43,33 @@ export const orderAccess: AccessRules = {
 };
 
 /**
- * HTTP handlers of ORDER: `/data/order` and `/data/order/{id}` (the entity name is
- * matched case-insensitively). They call the hooks of `src/hooks/order.ts`.
+ * The router of ORDER under `/data/order` (the entity name is matched case-insensitively): the
+ * access rules above, then the middleware of `src/hooks/order.ts`, then one route per method the
+ * REST configuration allows. Other methods answer 405, or 403 when the configuration switched them
+ * off.
  */
-export const orderRoutes: DataRoutes = {
+export function createOrderRouter(data: DataContext): EntityRouter {
+  const router = entityRouter(definition, hooks, orderAccess);
+  // GET /data/order: lists ORDER records, filtered, sorted and paged.
+  router.get('/', (ctx) => listRecords(ctx, data, definition, orderRestConfig));
+  // POST /data/order: inserts one ORDER record, or a list of them in one transaction.
+  router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
+  // GET /data/order/{id}: reads one ORDER record.
+  router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
+  // PUT /data/order/{id}: replaces a ORDER record, renames it, or creates it when absent.
+  router.put('/*id', (ctx) => replaceRecord(ctx, data, definition, recordId(ctx), hooks));
+  // PATCH /data/order/{id}: changes some fields of a ORDER record.
+  router.patch('/*id', (ctx) => patchRecord(ctx, data, definition, recordId(ctx), hooks));
+  // DELETE /data/order/{id}: deletes a ORDER record and returns it.
+  router.delete('/*id', (ctx) => deleteRecord(ctx, data, definition, recordId(ctx), hooks));
+  return router;
+}
+
+/** Everything the service needs to serve ORDER. */
+export const orderRoutes: DataRoutes<Order> = {
   definition,
   hooks,
+  restConfig: orderRestConfig,
   access: orderAccess,
-  /** GET /data/order: lists records, filtered, sorted and paged. */
-  list: (ctx, data) => listRecords(ctx, data, definition, orderRestConfig),
-  /** GET /entity/order/recordCounts: counts records matching the filters. */
-  count: (ctx, data) => countRecords(ctx, data, definition, orderRestConfig),
-  /** POST /data/order: inserts one record, or a list of records in one transaction. */
-  insert: (ctx, data) => insertRecords(ctx, data, definition, hooks),
-  /** GET /data/order/{id}: reads one record. */
-  get: (ctx, data, id) => getRecord(ctx, data, definition, id),
-  /** PUT /data/order/{id}: replaces a record, renames it, or creates it when absent. */
-  replace: (ctx, data, id) => replaceRecord(ctx, data, definition, id, hooks),
-  /** PATCH /data/order/{id}: changes some fields of a record. */
-  patch: (ctx, data, id) => patchRecord(ctx, data, definition, id, hooks),
-  /** DELETE /data/order/{id}: deletes a record and returns it. */
-  remove: (ctx, data, id) => deleteRecord(ctx, data, definition, id, hooks),
+  router: createOrderRouter,
 };

@@ -3,9 +3,7 @@
 
 import type { PatchOf } from '@entity-gen/runtime';
 
-/**
- * A stored ORDER record.
- */
+/** A stored ORDER record. */
 export interface Order {
   id: string;
   customer: string;
@@ -13,9 +11,7 @@ export interface Order {
   status?: 'NEW' | 'PAID';
 }
 
-/**
- * A ORDER record as a POST or PUT body may send it; values are converted on the way in.
- */
+/** A ORDER record as a POST or PUT body may send it; values are converted on the way in. */
 export interface OrderInput {
   id: string;
   customer: string;

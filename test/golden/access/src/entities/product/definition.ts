@@ -2,29 +2,34 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  defineEntity,
   type EntityDefinition,
+  type EntityDocument,
   type Issue,
   missing,
-  parseKey,
   readRecordBody,
   RECORD_ROOT,
   rejectUnknownFields,
-  type TableDescriptor,
   toDecimal,
   toText,
 } from '@entity-gen/runtime';
 import type { Product } from './types.js';
 
-/** Storage layout of PRODUCT: one column per field, keyed by code. */
-export const productTable: TableDescriptor = {
-  entity: 'PRODUCT',
-  table: 'product',
-  columns: [
-    { name: 'code', kind: 'text', fieldType: 'STRING', required: true, indexed: false },
-    { name: 'name', kind: 'text', fieldType: 'STRING', required: true, indexed: false },
-    { name: 'price', kind: 'decimal', fieldType: 'DECIMAL', required: false, indexed: false },
-  ],
-  key: ['code'],
+/**
+ * PRODUCT as the schema declares it. The runtime derives the rest from this one description: the
+ * table, the fields that lists filter and sort by, record ids, and what `/entity` shows.
+ */
+const document: EntityDocument = {
+  type: 'ENTITY',
+  entity: {
+    name: 'PRODUCT',
+    lk: ['code'],
+    fields: [
+      { name: 'code', type: 'STRING' },
+      { name: 'name', type: 'STRING', required: true },
+      { name: 'price', type: 'DECIMAL' },
+    ],
+  },
 };
 
 const productFields: ReadonlySet<string> = new Set(['code', 'name', 'price']);
@@ -52,18 +57,8 @@ export function readProduct(input: unknown, issues: Issue[]): Product | undefine
   return { code, name, price };
 }
 
-/** Key converters of PRODUCT, in `lk` order, for ids taken from URLs. */
-const keyConverters = [toText];
-
 /** Everything the runtime needs to store and serve PRODUCT records. */
-export const productDefinition: EntityDefinition<Product> = {
-  name: 'PRODUCT',
-  table: productTable,
-  keySeparator: '~',
-  singleRecordId: undefined,
-  fields: { code: { type: 'STRING' }, name: { type: 'STRING' }, price: { type: 'DECIMAL' } },
+export const productDefinition: EntityDefinition<Product> = defineEntity({
+  document,
   read: readProduct,
-  keyOf: (record) => [record.code],
-  idOf: (record) => String(record.code),
-  parseId: (id) => parseKey(id, '~', keyConverters),
-};
+});

@@ -3,18 +3,14 @@
 
 import type { PatchOf } from '@entity-gen/runtime';
 
-/**
- * A stored PRODUCT record.
- */
+/** A stored PRODUCT record. */
 export interface Product {
   code: string;
   name: string;
   price?: string;
 }
 
-/**
- * A PRODUCT record as a POST or PUT body may send it; values are converted on the way in.
- */
+/** A PRODUCT record as a POST or PUT body may send it; values are converted on the way in. */
 export interface ProductInput {
   code: string;
   name: string;

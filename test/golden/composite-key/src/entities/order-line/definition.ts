@@ -3,32 +3,39 @@
 
 import {
   checkKeyPart,
+  defineEntity,
   type EntityDefinition,
+  type EntityDocument,
   type Issue,
   missing,
-  parseKey,
   readRecordBody,
   RECORD_ROOT,
   rejectUnknownFields,
-  type TableDescriptor,
   toDecimal,
   toInteger,
   toText,
 } from '@entity-gen/runtime';
 import type { OrderLine } from './types.js';
 
-/** Storage layout of ORDER_LINE: one column per field, keyed by orderId, lineNo. */
-export const orderLineTable: TableDescriptor = {
-  entity: 'ORDER_LINE',
-  table: 'order_line',
-  columns: [
-    { name: 'orderId', kind: 'text', fieldType: 'STRING', required: true, indexed: false },
-    { name: 'lineNo', kind: 'integer', fieldType: 'INTEGER', required: true, indexed: false },
-    { name: 'product', kind: 'text', fieldType: 'STRING', required: true, indexed: false },
-    { name: 'quantity', kind: 'integer', fieldType: 'INTEGER', required: true, indexed: false },
-    { name: 'unitPrice', kind: 'decimal', fieldType: 'DECIMAL', required: false, indexed: false },
-  ],
-  key: ['orderId', 'lineNo'],
+/**
+ * ORDER_LINE as the schema declares it. The runtime derives the rest from this one description: the
+ * table, the fields that lists filter and sort by, record ids, and what `/entity` shows.
+ */
+const document: EntityDocument = {
+  type: 'ENTITY',
+  entity: {
+    name: 'ORDER_LINE',
+    displayName: 'Order line',
+    description: 'One line of an order, keyed by order and line number.',
+    lk: ['orderId', 'lineNo'],
+    fields: [
+      { name: 'orderId', type: 'STRING', required: true },
+      { name: 'lineNo', type: 'INTEGER', required: true },
+      { name: 'product', type: 'STRING', required: true },
+      { name: 'quantity', type: 'INTEGER', required: true },
+      { name: 'unitPrice', type: 'DECIMAL' },
+    ],
+  },
 };
 
 const orderLineFields: ReadonlySet<string> = new Set([
@@ -67,9 +74,9 @@ export function readOrderLine(input: unknown, issues: Issue[]): OrderLine | unde
   const unitPrice =
     body.unitPrice == null
       ? undefined
-      : toDecimal(body.unitPrice, RECORD_ROOT, 'unitPrice', issues);
-  checkKeyPart(orderId, KEY_SEPARATOR, 'orderId', issues);
-  checkKeyPart(lineNo, KEY_SEPARATOR, 'lineNo', issues);
+      : toDecimal(body.unitPrice, RECORD_ROOT, 'unitPrice', issues); // Key values may not contain the key separator, or ids could not be split again.
+  checkKeyPart(orderId, '~', 'orderId', issues);
+  checkKeyPart(lineNo, '~', 'lineNo', issues);
   if (
     orderId === undefined ||
     lineNo === undefined ||
@@ -81,27 +88,8 @@ export function readOrderLine(input: unknown, issues: Issue[]): OrderLine | unde
   return { orderId, lineNo, product, quantity, unitPrice };
 }
 
-/** Joins the key values of a ORDER_LINE record into its id. */
-const KEY_SEPARATOR = '~';
-
-/** Key converters of ORDER_LINE, in `lk` order, for ids taken from URLs. */
-const keyConverters = [toText, toInteger];
-
 /** Everything the runtime needs to store and serve ORDER_LINE records. */
-export const orderLineDefinition: EntityDefinition<OrderLine> = {
-  name: 'ORDER_LINE',
-  table: orderLineTable,
-  keySeparator: '~',
-  singleRecordId: undefined,
-  fields: {
-    orderId: { type: 'STRING' },
-    lineNo: { type: 'INTEGER' },
-    product: { type: 'STRING' },
-    quantity: { type: 'INTEGER' },
-    unitPrice: { type: 'DECIMAL' },
-  },
+export const orderLineDefinition: EntityDefinition<OrderLine> = defineEntity({
+  document,
   read: readOrderLine,
-  keyOf: (record) => [record.orderId, record.lineNo],
-  idOf: (record) => [record.orderId, record.lineNo].join(KEY_SEPARATOR),
-  parseId: (id) => parseKey(id, '~', keyConverters),
-};
+});

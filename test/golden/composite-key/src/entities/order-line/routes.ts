@@ -2,18 +2,22 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
-  countRecords,
+  type DataContext,
   type DataRoutes,
   deleteRecord,
+  type EntityRouter,
+  entityRouter,
   getRecord,
   insertRecords,
   listRecords,
   patchRecord,
+  recordId,
   replaceRecord,
   type RestConfig,
 } from '@entity-gen/runtime';
 import { orderLineHooks as hooks } from '../../hooks/order-line.js';
 import { orderLineDefinition as definition } from './definition.js';
+import type { OrderLine } from './types.js';
 
 /** REST configuration of ORDER_LINE: allowed methods and how lists are paged and sorted. */
 export const orderLineRestConfig: RestConfig = {
@@ -22,24 +26,32 @@ export const orderLineRestConfig: RestConfig = {
 };
 
 /**
- * HTTP handlers of ORDER_LINE: `/data/order_line` and `/data/order_line/{id}` (the entity name is
- * matched case-insensitively). They call the hooks of `src/hooks/order-line.ts`.
+ * The router of ORDER_LINE under `/data/order_line` (the entity name is matched
+ * case-insensitively): the middleware of `src/hooks/order-line.ts`, then one route per method the
+ * REST configuration allows. Other methods answer 405, or 403 when the configuration switched them
+ * off.
  */
-export const orderLineRoutes: DataRoutes = {
+export function createOrderLineRouter(data: DataContext): EntityRouter {
+  const router = entityRouter(definition, hooks);
+  // GET /data/order_line: lists ORDER_LINE records, filtered, sorted and paged.
+  router.get('/', (ctx) => listRecords(ctx, data, definition, orderLineRestConfig));
+  // POST /data/order_line: inserts one ORDER_LINE record, or a list of them in one transaction.
+  router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
+  // GET /data/order_line/{id}: reads one ORDER_LINE record.
+  router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
+  // PUT /data/order_line/{id}: replaces a ORDER_LINE record, renames it, or creates it when absent.
+  router.put('/*id', (ctx) => replaceRecord(ctx, data, definition, recordId(ctx), hooks));
+  // PATCH /data/order_line/{id}: changes some fields of a ORDER_LINE record.
+  router.patch('/*id', (ctx) => patchRecord(ctx, data, definition, recordId(ctx), hooks));
+  // DELETE /data/order_line/{id}: deletes a ORDER_LINE record and returns it.
+  router.delete('/*id', (ctx) => deleteRecord(ctx, data, definition, recordId(ctx), hooks));
+  return router;
+}
+
+/** Everything the service needs to serve ORDER_LINE. */
+export const orderLineRoutes: DataRoutes<OrderLine> = {
   definition,
   hooks,
-  /** GET /data/order_line: lists records, filtered, sorted and paged. */
-  list: (ctx, data) => listRecords(ctx, data, definition, orderLineRestConfig),
-  /** GET /entity/order_line/recordCounts: counts records matching the filters. */
-  count: (ctx, data) => countRecords(ctx, data, definition, orderLineRestConfig),
-  /** POST /data/order_line: inserts one record, or a list of records in one transaction. */
-  insert: (ctx, data) => insertRecords(ctx, data, definition, hooks),
-  /** GET /data/order_line/{id}: reads one record. */
-  get: (ctx, data, id) => getRecord(ctx, data, definition, id),
-  /** PUT /data/order_line/{id}: replaces a record, renames it, or creates it when absent. */
-  replace: (ctx, data, id) => replaceRecord(ctx, data, definition, id, hooks),
-  /** PATCH /data/order_line/{id}: changes some fields of a record. */
-  patch: (ctx, data, id) => patchRecord(ctx, data, definition, id, hooks),
-  /** DELETE /data/order_line/{id}: deletes a record and returns it. */
-  remove: (ctx, data, id) => deleteRecord(ctx, data, definition, id, hooks),
+  restConfig: orderLineRestConfig,
+  router: createOrderLineRouter,
 };

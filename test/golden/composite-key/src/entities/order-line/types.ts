@@ -16,9 +16,7 @@ export interface OrderLine {
   unitPrice?: string;
 }
 
-/**
- * A ORDER_LINE record as a POST or PUT body may send it; values are converted on the way in.
- */
+/** A ORDER_LINE record as a POST or PUT body may send it; values are converted on the way in. */
 export interface OrderLineInput {
   orderId: string;
   lineNo: number | string;

@@ -3,34 +3,42 @@
 
 import {
   checkKeyPart,
+  defineEntity,
   type EntityDefinition,
+  type EntityDocument,
   enumConverter,
   type Issue,
   missing,
-  parseKey,
   readRecordBody,
   RECORD_ROOT,
   rejectUnknownFields,
   selectConverter,
-  type TableDescriptor,
   toBoolean,
   toDate,
   toText,
 } from '@entity-gen/runtime';
 import type { Shift } from './types.js';
 
-/** Storage layout of SHIFT: one column per field, keyed by day, slot, overtime, site. */
-export const shiftTable: TableDescriptor = {
-  entity: 'SHIFT',
-  table: 'shift',
-  columns: [
-    { name: 'day', kind: 'date', fieldType: 'DATE', required: true, indexed: false },
-    { name: 'slot', kind: 'text', fieldType: 'ENUM', required: true, indexed: false },
-    { name: 'overtime', kind: 'boolean', fieldType: 'BOOL', required: true, indexed: false },
-    { name: 'site', kind: 'text', fieldType: 'SELECT', required: true, indexed: false },
-    { name: 'worker', kind: 'text', fieldType: 'STRING', required: true, indexed: false },
-  ],
-  key: ['day', 'slot', 'overtime', 'site'],
+/**
+ * SHIFT as the schema declares it. The runtime derives the rest from this one description: the
+ * table, the fields that lists filter and sort by, record ids, and what `/entity` shows.
+ */
+const document: EntityDocument = {
+  type: 'ENTITY',
+  entity: {
+    name: 'SHIFT',
+    description:
+      "A work shift: composite key of a date, an enum, a boolean and a select, joined by ':'.",
+    lk: ['day', 'slot', 'overtime', 'site'],
+    lkSeparator: ':',
+    fields: [
+      { name: 'day', type: 'DATE' },
+      { name: 'slot', type: 'ENUM', enums: ['MORNING', 'EVENING', 'NIGHT'] },
+      { name: 'overtime', type: 'BOOL' },
+      { name: 'site', type: 'SELECT', select: { elems: [{ value: 'north' }, { value: 'south' }] } },
+      { name: 'worker', type: 'STRING', required: true },
+    ],
+  },
 };
 
 const shiftFields: ReadonlySet<string> = new Set(['day', 'slot', 'overtime', 'site', 'worker']);
@@ -38,8 +46,8 @@ const toShiftSlot = enumConverter(['MORNING', 'EVENING', 'NIGHT']);
 const toShiftSite = selectConverter(['north', 'south']);
 
 /**
- * Converts and validates one SHIFT record of a request body: every field converted to its
- * canonical form, required fields present, no unknown fields.
+ * Converts and validates one SHIFT record of a request body: every field converted to its canonical
+ * form, required fields present, no unknown fields.
  */
 export function readShift(input: unknown, issues: Issue[]): Shift | undefined {
   const body = readRecordBody(input, 'SHIFT', issues);
@@ -65,11 +73,11 @@ export function readShift(input: unknown, issues: Issue[]): Shift | undefined {
   const worker =
     body.worker == null || body.worker === ''
       ? missing(RECORD_ROOT, 'worker', issues)
-      : toText(body.worker, RECORD_ROOT, 'worker', issues);
-  checkKeyPart(day, KEY_SEPARATOR, 'day', issues);
-  checkKeyPart(slot, KEY_SEPARATOR, 'slot', issues);
-  checkKeyPart(overtime, KEY_SEPARATOR, 'overtime', issues);
-  checkKeyPart(site, KEY_SEPARATOR, 'site', issues);
+      : toText(body.worker, RECORD_ROOT, 'worker', issues); // Key values may not contain the key separator, or ids could not be split again.
+  checkKeyPart(day, ':', 'day', issues);
+  checkKeyPart(slot, ':', 'slot', issues);
+  checkKeyPart(overtime, ':', 'overtime', issues);
+  checkKeyPart(site, ':', 'site', issues);
   if (
     day === undefined ||
     slot === undefined ||
@@ -82,27 +90,8 @@ export function readShift(input: unknown, issues: Issue[]): Shift | undefined {
   return { day, slot, overtime, site, worker };
 }
 
-/** Joins the key values of a SHIFT record into its id. */
-const KEY_SEPARATOR = ':';
-
-/** Key converters of SHIFT, in `lk` order, for ids taken from URLs. */
-const keyConverters = [toDate, toShiftSlot, toBoolean, toShiftSite];
-
 /** Everything the runtime needs to store and serve SHIFT records. */
-export const shiftDefinition: EntityDefinition<Shift> = {
-  name: 'SHIFT',
-  table: shiftTable,
-  keySeparator: ':',
-  singleRecordId: undefined,
-  fields: {
-    day: { type: 'DATE' },
-    slot: { type: 'ENUM', values: ['MORNING', 'EVENING', 'NIGHT'] },
-    overtime: { type: 'BOOL' },
-    site: { type: 'SELECT', values: ['north', 'south'] },
-    worker: { type: 'STRING' },
-  },
+export const shiftDefinition: EntityDefinition<Shift> = defineEntity({
+  document,
   read: readShift,
-  keyOf: (record) => [record.day, record.slot, record.overtime, record.site],
-  idOf: (record) => [record.day, record.slot, record.overtime, record.site].join(KEY_SEPARATOR),
-  parseId: (id) => parseKey(id, ':', keyConverters),
-};
+});

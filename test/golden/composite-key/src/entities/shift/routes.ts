@@ -2,18 +2,22 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
-  countRecords,
+  type DataContext,
   type DataRoutes,
   deleteRecord,
+  type EntityRouter,
+  entityRouter,
   getRecord,
   insertRecords,
   listRecords,
   patchRecord,
+  recordId,
   replaceRecord,
   type RestConfig,
 } from '@entity-gen/runtime';
 import { shiftHooks as hooks } from '../../hooks/shift.js';
 import { shiftDefinition as definition } from './definition.js';
+import type { Shift } from './types.js';
 
 /** REST configuration of SHIFT: allowed methods and how lists are paged and sorted. */
 export const shiftRestConfig: RestConfig = {
@@ -22,24 +26,31 @@ export const shiftRestConfig: RestConfig = {
 };
 
 /**
- * HTTP handlers of SHIFT: `/data/shift` and `/data/shift/{id}` (the entity name is
- * matched case-insensitively). They call the hooks of `src/hooks/shift.ts`.
+ * The router of SHIFT under `/data/shift` (the entity name is matched case-insensitively): the
+ * middleware of `src/hooks/shift.ts`, then one route per method the REST configuration allows.
+ * Other methods answer 405, or 403 when the configuration switched them off.
  */
-export const shiftRoutes: DataRoutes = {
+export function createShiftRouter(data: DataContext): EntityRouter {
+  const router = entityRouter(definition, hooks);
+  // GET /data/shift: lists SHIFT records, filtered, sorted and paged.
+  router.get('/', (ctx) => listRecords(ctx, data, definition, shiftRestConfig));
+  // POST /data/shift: inserts one SHIFT record, or a list of them in one transaction.
+  router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
+  // GET /data/shift/{id}: reads one SHIFT record.
+  router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
+  // PUT /data/shift/{id}: replaces a SHIFT record, renames it, or creates it when absent.
+  router.put('/*id', (ctx) => replaceRecord(ctx, data, definition, recordId(ctx), hooks));
+  // PATCH /data/shift/{id}: changes some fields of a SHIFT record.
+  router.patch('/*id', (ctx) => patchRecord(ctx, data, definition, recordId(ctx), hooks));
+  // DELETE /data/shift/{id}: deletes a SHIFT record and returns it.
+  router.delete('/*id', (ctx) => deleteRecord(ctx, data, definition, recordId(ctx), hooks));
+  return router;
+}
+
+/** Everything the service needs to serve SHIFT. */
+export const shiftRoutes: DataRoutes<Shift> = {
   definition,
   hooks,
-  /** GET /data/shift: lists records, filtered, sorted and paged. */
-  list: (ctx, data) => listRecords(ctx, data, definition, shiftRestConfig),
-  /** GET /entity/shift/recordCounts: counts records matching the filters. */
-  count: (ctx, data) => countRecords(ctx, data, definition, shiftRestConfig),
-  /** POST /data/shift: inserts one record, or a list of records in one transaction. */
-  insert: (ctx, data) => insertRecords(ctx, data, definition, hooks),
-  /** GET /data/shift/{id}: reads one record. */
-  get: (ctx, data, id) => getRecord(ctx, data, definition, id),
-  /** PUT /data/shift/{id}: replaces a record, renames it, or creates it when absent. */
-  replace: (ctx, data, id) => replaceRecord(ctx, data, definition, id, hooks),
-  /** PATCH /data/shift/{id}: changes some fields of a record. */
-  patch: (ctx, data, id) => patchRecord(ctx, data, definition, id, hooks),
-  /** DELETE /data/shift/{id}: deletes a record and returns it. */
-  remove: (ctx, data, id) => deleteRecord(ctx, data, definition, id, hooks),
+  restConfig: shiftRestConfig,
+  router: createShiftRouter,
 };

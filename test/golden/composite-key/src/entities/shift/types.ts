@@ -3,9 +3,7 @@
 
 import type { PatchOf } from '@entity-gen/runtime';
 
-/**
- * A work shift: composite key of a date, an enum, a boolean and a select, joined by ':'.
- */
+/** A work shift: composite key of a date, an enum, a boolean and a select, joined by ':'. */
 export interface Shift {
   day: string;
   slot: 'MORNING' | 'EVENING' | 'NIGHT';
@@ -14,9 +12,7 @@ export interface Shift {
   worker: string;
 }
 
-/**
- * A SHIFT record as a POST or PUT body may send it; values are converted on the way in.
- */
+/** A SHIFT record as a POST or PUT body may send it; values are converted on the way in. */
 export interface ShiftInput {
   day: string;
   slot: string;

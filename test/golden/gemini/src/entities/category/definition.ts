@@ -2,30 +2,39 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  defineEntity,
   type EntityDefinition,
+  type EntityDocument,
   type Issue,
   missing,
-  parseKey,
   readRecordBody,
   RECORD_ROOT,
   rejectUnknownFields,
-  type TableDescriptor,
   toInteger,
   toText,
 } from '@entity-gen/runtime';
 import type { Category } from './types.js';
 
-/** Storage layout of CATEGORY: one column per field, keyed by id. */
-export const categoryTable: TableDescriptor = {
-  entity: 'CATEGORY',
-  table: 'category',
-  columns: [
-    { name: 'id', kind: 'text', fieldType: 'STRING', required: true, indexed: false },
-    { name: 'parent', kind: 'text', fieldType: 'STRING', required: false, indexed: false },
-    { name: 'name', kind: 'text', fieldType: 'STRING', required: true, indexed: false },
-    { name: 'sortkey', kind: 'integer', fieldType: 'INTEGER', required: false, indexed: false },
-  ],
-  key: ['id'],
+/**
+ * CATEGORY as the schema declares it. The runtime derives the rest from this one description: the
+ * table, the fields that lists filter and sort by, record ids, and what `/entity` shows.
+ */
+const document: EntityDocument = {
+  type: 'ENTITY',
+  entity: {
+    name: 'CATEGORY',
+    displayName: 'Category',
+    description: 'A node of the product category tree.',
+    lk: ['id'],
+    tree: { enabled: true, parentField: 'parent' },
+    refDisplayFields: ['name'],
+    fields: [
+      { name: 'id', type: 'STRING', required: true },
+      { name: 'parent', type: 'STRING', displayName: 'Parent category' },
+      { name: 'name', type: 'STRING', required: true },
+      { name: 'sortkey', type: 'INTEGER', displayName: 'Order' },
+    ],
+  },
 };
 
 const categoryFields: ReadonlySet<string> = new Set(['id', 'parent', 'name', 'sortkey']);
@@ -55,23 +64,8 @@ export function readCategory(input: unknown, issues: Issue[]): Category | undefi
   return { id, parent: parentValue, name, sortkey };
 }
 
-/** Key converters of CATEGORY, in `lk` order, for ids taken from URLs. */
-const keyConverters = [toText];
-
 /** Everything the runtime needs to store and serve CATEGORY records. */
-export const categoryDefinition: EntityDefinition<Category> = {
-  name: 'CATEGORY',
-  table: categoryTable,
-  keySeparator: '~',
-  singleRecordId: undefined,
-  fields: {
-    id: { type: 'STRING' },
-    parent: { type: 'STRING' },
-    name: { type: 'STRING' },
-    sortkey: { type: 'INTEGER' },
-  },
+export const categoryDefinition: EntityDefinition<Category> = defineEntity({
+  document,
   read: readCategory,
-  keyOf: (record) => [record.id],
-  idOf: (record) => String(record.id),
-  parseId: (id) => parseKey(id, '~', keyConverters),
-};
+});

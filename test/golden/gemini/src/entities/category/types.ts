@@ -10,30 +10,20 @@ import type { PatchOf } from '@entity-gen/runtime';
  */
 export interface Category {
   id: string;
-  /**
-   * Parent category
-   */
+  /** Parent category */
   parent?: string;
   name: string;
-  /**
-   * Order
-   */
+  /** Order */
   sortkey?: number;
 }
 
-/**
- * A CATEGORY record as a POST or PUT body may send it; values are converted on the way in.
- */
+/** A CATEGORY record as a POST or PUT body may send it; values are converted on the way in. */
 export interface CategoryInput {
   id: string;
-  /**
-   * Parent category
-   */
+  /** Parent category */
   parent?: string;
   name: string;
-  /**
-   * Order
-   */
+  /** Order */
   sortkey?: number | string;
 }
 

@@ -3,18 +3,18 @@
 
 import {
   arrayOf,
+  defineEntity,
   dictionaryOf,
   type EntityDefinition,
+  type EntityDocument,
   enumConverter,
   type Issue,
   type IssuePath,
   missing,
-  parseKey,
   readRecordBody,
   RECORD_ROOT,
   rejectUnknownFields,
   selectConverter,
-  type TableDescriptor,
   toAny,
   toB64Image,
   toBoolean,
@@ -29,41 +29,78 @@ import {
 } from '@entity-gen/runtime';
 import type { Product, ProductAttributesEntry, ProductDimensions } from './types.js';
 
-/** Storage layout of PRODUCT: one column per field, keyed by code. */
-export const productTable: TableDescriptor = {
-  entity: 'PRODUCT',
-  table: 'product',
-  columns: [
-    { name: 'code', kind: 'text', fieldType: 'STRING', required: true, indexed: false },
-    { name: 'name', kind: 'text', fieldType: 'STRING', required: true, indexed: true },
-    { name: 'category', kind: 'text', fieldType: 'ENTITY_REF', required: false, indexed: false },
-    { name: 'price', kind: 'decimal', fieldType: 'DECIMAL', required: false, indexed: false },
-    { name: 'status', kind: 'text', fieldType: 'ENUM', required: false, indexed: false },
-    { name: 'kind', kind: 'text', fieldType: 'SELECT', required: false, indexed: false },
-    { name: 'weight', kind: 'double', fieldType: 'DOUBLE', required: false, indexed: false },
-    { name: 'downloadUrl', kind: 'text', fieldType: 'STRING', required: false, indexed: false },
-    { name: 'tags', kind: 'json', fieldType: 'ARRAY', required: false, indexed: false },
-    { name: 'attributes', kind: 'json', fieldType: 'DICTIONARY', required: false, indexed: false },
-    { name: 'dimensions', kind: 'json', fieldType: 'OBJECT', required: false, indexed: false },
-    {
-      name: 'warehouse',
-      kind: 'json',
-      fieldType: 'GEOHASH_LOCATION',
-      required: false,
-      indexed: false,
-    },
-    { name: 'photo', kind: 'text', fieldType: 'B64_IMAGE', required: false, indexed: false },
-    { name: 'releasedOn', kind: 'date', fieldType: 'DATE', required: false, indexed: false },
-    {
-      name: 'updatedAt',
-      kind: 'datetime',
-      fieldType: 'DATE_TIME',
-      required: false,
-      indexed: false,
-    },
-    { name: 'active', kind: 'boolean', fieldType: 'BOOL', required: false, indexed: false },
-  ],
-  key: ['code'],
+/**
+ * PRODUCT as the schema declares it. The runtime derives the rest from this one description: the
+ * table, the fields that lists filter and sort by, record ids, and what `/entity` shows.
+ */
+const document: EntityDocument = {
+  type: 'ENTITY',
+  entity: {
+    name: 'PRODUCT',
+    displayName: 'Product',
+    lk: ['code'],
+    refDisplayFields: ['code', 'name'],
+    refDisplaySeparator: ' - ',
+    fields: [
+      { name: 'code', type: 'STRING' },
+      { name: 'name', type: 'STRING', required: true, index: true },
+      { name: 'category', type: 'ENTITY_REF', entityRef: { entity: 'CATEGORY' } },
+      { name: 'price', type: 'DECIMAL' },
+      { name: 'status', type: 'ENUM', enums: ['DRAFT', 'ACTIVE', 'RETIRED'] },
+      {
+        name: 'kind',
+        displayName: 'Kind',
+        type: 'SELECT',
+        select: {
+          elems: [
+            { value: 'PHYSICAL', displayName: 'Physical good', driveFields: ['weight'] },
+            { value: 'DIGITAL', displayName: 'Digital good', driveFields: ['downloadUrl'] },
+          ],
+        },
+      },
+      { name: 'weight', type: 'DOUBLE' },
+      { name: 'downloadUrl', type: 'STRING' },
+      { name: 'tags', type: 'ARRAY', array: { type: 'STRING' } },
+      {
+        name: 'attributes',
+        type: 'DICTIONARY',
+        dict: {
+          fields: [
+            {
+              name: 'type',
+              type: 'SELECT',
+              select: {
+                elems: [
+                  { value: 'STRING', displayName: 'String' },
+                  { value: 'INTEGER', displayName: 'Integer' },
+                ],
+              },
+            },
+            { name: 'value', type: 'ANY', any: { typeField: 'type' } },
+          ],
+        },
+      },
+      {
+        name: 'dimensions',
+        type: 'OBJECT',
+        object: {
+          fields: [
+            { name: 'width', type: 'DOUBLE' },
+            { name: 'height', type: 'DOUBLE' },
+          ],
+        },
+      },
+      {
+        name: 'warehouse',
+        type: 'GEOHASH_LOCATION',
+        geoHashLocation: { includeGooglePlaceId: false },
+      },
+      { name: 'photo', type: 'B64_IMAGE' },
+      { name: 'releasedOn', type: 'DATE' },
+      { name: 'updatedAt', type: 'DATE_TIME' },
+      { name: 'active', type: 'BOOL' },
+    ],
+  },
 };
 
 const productFields: ReadonlySet<string> = new Set([
@@ -207,38 +244,8 @@ function readProductDimensions(
   return { width, height };
 }
 
-/** Key converters of PRODUCT, in `lk` order, for ids taken from URLs. */
-const keyConverters = [toText];
-
 /** Everything the runtime needs to store and serve PRODUCT records. */
-export const productDefinition: EntityDefinition<Product> = {
-  name: 'PRODUCT',
-  table: productTable,
-  keySeparator: '~',
-  singleRecordId: undefined,
-  fields: {
-    code: { type: 'STRING' },
-    name: { type: 'STRING' },
-    category: { type: 'ENTITY_REF' },
-    price: { type: 'DECIMAL' },
-    status: { type: 'ENUM', values: ['DRAFT', 'ACTIVE', 'RETIRED'] },
-    kind: { type: 'SELECT', values: ['PHYSICAL', 'DIGITAL'] },
-    weight: { type: 'DOUBLE' },
-    downloadUrl: { type: 'STRING' },
-    tags: { type: 'ARRAY', element: { type: 'STRING' } },
-    attributes: { type: 'DICTIONARY' },
-    dimensions: {
-      type: 'OBJECT',
-      fields: { width: { type: 'DOUBLE' }, height: { type: 'DOUBLE' } },
-    },
-    warehouse: { type: 'GEOHASH_LOCATION' },
-    photo: { type: 'B64_IMAGE' },
-    releasedOn: { type: 'DATE' },
-    updatedAt: { type: 'DATE_TIME' },
-    active: { type: 'BOOL' },
-  },
+export const productDefinition: EntityDefinition<Product> = defineEntity({
+  document,
   read: readProduct,
-  keyOf: (record) => [record.code],
-  idOf: (record) => String(record.code),
-  parseId: (id) => parseKey(id, '~', keyConverters),
-};
+});

@@ -3,18 +3,14 @@
 
 import type { GeohashLocation, GeohashLocationInput, PatchOf } from '@entity-gen/runtime';
 
-/**
- * Product
- */
+/** Product */
 export interface Product {
   code: string;
   name: string;
   category?: string;
   price?: string;
   status?: 'DRAFT' | 'ACTIVE' | 'RETIRED';
-  /**
-   * Kind
-   */
+  /** Kind */
   kind?: 'PHYSICAL' | 'DIGITAL';
   weight?: number;
   downloadUrl?: string;
@@ -38,18 +34,14 @@ export interface ProductDimensions {
   height?: number;
 }
 
-/**
- * A PRODUCT record as a POST or PUT body may send it; values are converted on the way in.
- */
+/** A PRODUCT record as a POST or PUT body may send it; values are converted on the way in. */
 export interface ProductInput {
   code: string;
   name: string;
   category?: string;
   price?: string | number;
   status?: string;
-  /**
-   * Kind
-   */
+  /** Kind */
   kind?: 'PHYSICAL' | 'DIGITAL';
   weight?: number | string;
   downloadUrl?: string;

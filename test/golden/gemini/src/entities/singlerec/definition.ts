@@ -2,42 +2,36 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  defineEntity,
   type EntityDefinition,
+  type EntityDocument,
   enumConverter,
   type Issue,
-  parseSingleRecordId,
   readRecordBody,
   RECORD_ROOT,
   rejectUnknownFields,
-  type TableDescriptor,
   toBoolean,
   toInteger,
   toText,
 } from '@entity-gen/runtime';
 import type { Singlerec } from './types.js';
 
-/** The id of the one SINGLEREC record (lkValue), kept in a key column of its own. */
-const RECORD_ID = '_singlerec_lk';
-
-/** Storage layout of SINGLEREC: one column per field, keyed by lkValue (no key field). */
-export const singlerecTable: TableDescriptor = {
-  entity: 'SINGLEREC',
-  table: 'singlerec',
-  columns: [
-    {
-      name: '_eg_id',
-      kind: 'text',
-      fieldType: 'STRING',
-      required: true,
-      indexed: false,
-      fixed: RECORD_ID,
-    },
-    { name: 'stringField', kind: 'text', fieldType: 'STRING', required: false, indexed: false },
-    { name: 'enumField', kind: 'text', fieldType: 'ENUM', required: false, indexed: false },
-    { name: 'booleanField', kind: 'boolean', fieldType: 'BOOL', required: false, indexed: false },
-    { name: 'intField', kind: 'integer', fieldType: 'INTEGER', required: false, indexed: false },
-  ],
-  key: ['_eg_id'],
+/**
+ * SINGLEREC as the schema declares it. The runtime derives the rest from this one description: the
+ * table, the fields that lists filter and sort by, record ids, and what `/entity` shows.
+ */
+const document: EntityDocument = {
+  type: 'ENTITY',
+  entity: {
+    name: 'SINGLEREC',
+    singleRecord: true,
+    fields: [
+      { name: 'stringField', type: 'STRING' },
+      { name: 'enumField', type: 'ENUM', enums: ['E1', 'E2', 'E3'] },
+      { name: 'booleanField', type: 'BOOL' },
+      { name: 'intField', type: 'INTEGER' },
+    ],
+  },
 };
 
 const singlerecFields: ReadonlySet<string> = new Set([
@@ -76,19 +70,7 @@ export function readSinglerec(input: unknown, issues: Issue[]): Singlerec | unde
 }
 
 /** Everything the runtime needs to store and serve SINGLEREC records. */
-export const singlerecDefinition: EntityDefinition<Singlerec> = {
-  name: 'SINGLEREC',
-  table: singlerecTable,
-  keySeparator: '~',
-  singleRecordId: RECORD_ID,
-  fields: {
-    stringField: { type: 'STRING' },
-    enumField: { type: 'ENUM', values: ['E1', 'E2', 'E3'] },
-    booleanField: { type: 'BOOL' },
-    intField: { type: 'INTEGER' },
-  },
+export const singlerecDefinition: EntityDefinition<Singlerec> = defineEntity({
+  document,
   read: readSinglerec,
-  keyOf: () => [RECORD_ID],
-  idOf: () => RECORD_ID,
-  parseId: (id) => parseSingleRecordId(id, RECORD_ID),
-};
+});

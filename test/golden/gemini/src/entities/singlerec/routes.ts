@@ -2,18 +2,20 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
-  countRecords,
+  type DataContext,
   type DataRoutes,
-  deleteRecord,
+  type EntityRouter,
+  entityRouter,
   getRecord,
-  insertRecords,
   listRecords,
   patchRecord,
+  recordId,
   replaceRecord,
   type RestConfig,
 } from '@entity-gen/runtime';
 import { singlerecHooks as hooks } from '../../hooks/singlerec.js';
 import { singlerecDefinition as definition } from './definition.js';
+import type { Singlerec } from './types.js';
 
 /** REST configuration of SINGLEREC: allowed methods and how lists are paged and sorted. */
 export const singlerecRestConfig: RestConfig = {
@@ -22,24 +24,27 @@ export const singlerecRestConfig: RestConfig = {
 };
 
 /**
- * HTTP handlers of SINGLEREC: `/data/singlerec` and `/data/singlerec/{id}` (the entity name is
- * matched case-insensitively). They call the hooks of `src/hooks/singlerec.ts`.
+ * The router of SINGLEREC under `/data/singlerec` (the entity name is matched case-insensitively):
+ * the middleware of `src/hooks/singlerec.ts`, then one route per method the REST configuration
+ * allows. Other methods answer 405, or 403 when the configuration switched them off.
  */
-export const singlerecRoutes: DataRoutes = {
+export function createSinglerecRouter(data: DataContext): EntityRouter {
+  const router = entityRouter(definition, hooks);
+  // GET /data/singlerec: lists the SINGLEREC record, as a list of zero or one.
+  router.get('/', (ctx) => listRecords(ctx, data, definition, singlerecRestConfig));
+  // GET /data/singlerec/_singlerec_lk: reads the SINGLEREC record.
+  router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
+  // PUT /data/singlerec/_singlerec_lk: replaces the SINGLEREC record, or creates it.
+  router.put('/*id', (ctx) => replaceRecord(ctx, data, definition, recordId(ctx), hooks));
+  // PATCH /data/singlerec/_singlerec_lk: changes some fields of the SINGLEREC record, or creates it.
+  router.patch('/*id', (ctx) => patchRecord(ctx, data, definition, recordId(ctx), hooks));
+  return router;
+}
+
+/** Everything the service needs to serve SINGLEREC. */
+export const singlerecRoutes: DataRoutes<Singlerec> = {
   definition,
   hooks,
-  /** GET /data/singlerec: lists records, filtered, sorted and paged. */
-  list: (ctx, data) => listRecords(ctx, data, definition, singlerecRestConfig),
-  /** GET /entity/singlerec/recordCounts: counts records matching the filters. */
-  count: (ctx, data) => countRecords(ctx, data, definition, singlerecRestConfig),
-  /** POST /data/singlerec: inserts one record, or a list of records in one transaction. */
-  insert: (ctx, data) => insertRecords(ctx, data, definition, hooks),
-  /** GET /data/singlerec/{id}: reads one record. */
-  get: (ctx, data, id) => getRecord(ctx, data, definition, id),
-  /** PUT /data/singlerec/{id}: replaces a record, renames it, or creates it when absent. */
-  replace: (ctx, data, id) => replaceRecord(ctx, data, definition, id, hooks),
-  /** PATCH /data/singlerec/{id}: changes some fields of a record. */
-  patch: (ctx, data, id) => patchRecord(ctx, data, definition, id, hooks),
-  /** DELETE /data/singlerec/{id}: deletes a record and returns it. */
-  remove: (ctx, data, id) => deleteRecord(ctx, data, definition, id, hooks),
+  restConfig: singlerecRestConfig,
+  router: createSinglerecRouter,
 };

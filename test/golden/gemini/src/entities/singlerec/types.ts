@@ -3,9 +3,7 @@
 
 import type { PatchOf } from '@entity-gen/runtime';
 
-/**
- * A stored SINGLEREC record.
- */
+/** A stored SINGLEREC record. */
 export interface Singlerec {
   stringField?: string;
   enumField?: 'E1' | 'E2' | 'E3';
@@ -13,9 +11,7 @@ export interface Singlerec {
   intField?: number;
 }
 
-/**
- * A SINGLEREC record as a POST or PUT body may send it; values are converted on the way in.
- */
+/** A SINGLEREC record as a POST or PUT body may send it; values are converted on the way in. */
 export interface SinglerecInput {
   stringField?: string;
   enumField?: string;

@@ -2,29 +2,34 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  defineEntity,
   type EntityDefinition,
+  type EntityDocument,
   type Issue,
   missing,
-  parseKey,
   readRecordBody,
   RECORD_ROOT,
   rejectUnknownFields,
-  type TableDescriptor,
   toInteger,
   toText,
 } from '@entity-gen/runtime';
 import type { Customer } from './types.js';
 
-/** Storage layout of CUSTOMER: one column per field, keyed by id. */
-export const customerTable: TableDescriptor = {
-  entity: 'CUSTOMER',
-  table: 'customer',
-  columns: [
-    { name: 'id', kind: 'integer', fieldType: 'INTEGER', required: true, indexed: false },
-    { name: 'name', kind: 'text', fieldType: 'STRING', required: true, indexed: false },
-    { name: 'email', kind: 'text', fieldType: 'STRING', required: false, indexed: false },
-  ],
-  key: ['id'],
+/**
+ * CUSTOMER as the schema declares it. The runtime derives the rest from this one description: the
+ * table, the fields that lists filter and sort by, record ids, and what `/entity` shows.
+ */
+const document: EntityDocument = {
+  type: 'ENTITY',
+  entity: {
+    name: 'CUSTOMER',
+    lk: ['id'],
+    fields: [
+      { name: 'id', type: 'INTEGER' },
+      { name: 'name', type: 'STRING', required: true },
+      { name: 'email', type: 'STRING' },
+    ],
+  },
 };
 
 const customerFields: ReadonlySet<string> = new Set(['id', 'name', 'email']);
@@ -51,18 +56,8 @@ export function readCustomer(input: unknown, issues: Issue[]): Customer | undefi
   return { id, name, email };
 }
 
-/** Key converters of CUSTOMER, in `lk` order, for ids taken from URLs. */
-const keyConverters = [toInteger];
-
 /** Everything the runtime needs to store and serve CUSTOMER records. */
-export const customerDefinition: EntityDefinition<Customer> = {
-  name: 'CUSTOMER',
-  table: customerTable,
-  keySeparator: '~',
-  singleRecordId: undefined,
-  fields: { id: { type: 'INTEGER' }, name: { type: 'STRING' }, email: { type: 'STRING' } },
+export const customerDefinition: EntityDefinition<Customer> = defineEntity({
+  document,
   read: readCustomer,
-  keyOf: (record) => [record.id],
-  idOf: (record) => String(record.id),
-  parseId: (id) => parseKey(id, '~', keyConverters),
-};
+});

@@ -2,18 +2,22 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
-  countRecords,
+  type DataContext,
   type DataRoutes,
   deleteRecord,
+  type EntityRouter,
+  entityRouter,
   getRecord,
   insertRecords,
   listRecords,
   patchRecord,
+  recordId,
   replaceRecord,
   type RestConfig,
 } from '@entity-gen/runtime';
 import { customerHooks as hooks } from '../../hooks/customer.js';
 import { customerDefinition as definition } from './definition.js';
+import type { Customer } from './types.js';
 
 /** REST configuration of CUSTOMER: allowed methods and how lists are paged and sorted. */
 export const customerRestConfig: RestConfig = {
@@ -22,24 +26,31 @@ export const customerRestConfig: RestConfig = {
 };
 
 /**
- * HTTP handlers of CUSTOMER: `/data/customer` and `/data/customer/{id}` (the entity name is
- * matched case-insensitively). They call the hooks of `src/hooks/customer.ts`.
+ * The router of CUSTOMER under `/data/customer` (the entity name is matched case-insensitively):
+ * the middleware of `src/hooks/customer.ts`, then one route per method the REST configuration
+ * allows. Other methods answer 405, or 403 when the configuration switched them off.
  */
-export const customerRoutes: DataRoutes = {
+export function createCustomerRouter(data: DataContext): EntityRouter {
+  const router = entityRouter(definition, hooks);
+  // GET /data/customer: lists CUSTOMER records, filtered, sorted and paged.
+  router.get('/', (ctx) => listRecords(ctx, data, definition, customerRestConfig));
+  // POST /data/customer: inserts one CUSTOMER record, or a list of them in one transaction.
+  router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
+  // GET /data/customer/{id}: reads one CUSTOMER record.
+  router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
+  // PUT /data/customer/{id}: replaces a CUSTOMER record, renames it, or creates it when absent.
+  router.put('/*id', (ctx) => replaceRecord(ctx, data, definition, recordId(ctx), hooks));
+  // PATCH /data/customer/{id}: changes some fields of a CUSTOMER record.
+  router.patch('/*id', (ctx) => patchRecord(ctx, data, definition, recordId(ctx), hooks));
+  // DELETE /data/customer/{id}: deletes a CUSTOMER record and returns it.
+  router.delete('/*id', (ctx) => deleteRecord(ctx, data, definition, recordId(ctx), hooks));
+  return router;
+}
+
+/** Everything the service needs to serve CUSTOMER. */
+export const customerRoutes: DataRoutes<Customer> = {
   definition,
   hooks,
-  /** GET /data/customer: lists records, filtered, sorted and paged. */
-  list: (ctx, data) => listRecords(ctx, data, definition, customerRestConfig),
-  /** GET /entity/customer/recordCounts: counts records matching the filters. */
-  count: (ctx, data) => countRecords(ctx, data, definition, customerRestConfig),
-  /** POST /data/customer: inserts one record, or a list of records in one transaction. */
-  insert: (ctx, data) => insertRecords(ctx, data, definition, hooks),
-  /** GET /data/customer/{id}: reads one record. */
-  get: (ctx, data, id) => getRecord(ctx, data, definition, id),
-  /** PUT /data/customer/{id}: replaces a record, renames it, or creates it when absent. */
-  replace: (ctx, data, id) => replaceRecord(ctx, data, definition, id, hooks),
-  /** PATCH /data/customer/{id}: changes some fields of a record. */
-  patch: (ctx, data, id) => patchRecord(ctx, data, definition, id, hooks),
-  /** DELETE /data/customer/{id}: deletes a record and returns it. */
-  remove: (ctx, data, id) => deleteRecord(ctx, data, definition, id, hooks),
+  restConfig: customerRestConfig,
+  router: createCustomerRouter,
 };

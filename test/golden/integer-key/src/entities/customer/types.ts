@@ -3,18 +3,14 @@
 
 import type { PatchOf } from '@entity-gen/runtime';
 
-/**
- * A stored CUSTOMER record.
- */
+/** A stored CUSTOMER record. */
 export interface Customer {
   id: number;
   name: string;
   email?: string;
 }
 
-/**
- * A CUSTOMER record as a POST or PUT body may send it; values are converted on the way in.
- */
+/** A CUSTOMER record as a POST or PUT body may send it; values are converted on the way in. */
 export interface CustomerInput {
   id: number | string;
   name: string;

@@ -2,14 +2,14 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  defineEntity,
   type EntityDefinition,
+  type EntityDocument,
   type Issue,
   missing,
-  parseKey,
   readRecordBody,
   RECORD_ROOT,
   rejectUnknownFields,
-  type TableDescriptor,
   toDate,
   toDecimal,
   toInteger,
@@ -17,17 +17,22 @@ import {
 } from '@entity-gen/runtime';
 import type { Invoice } from './types.js';
 
-/** Storage layout of INVOICE: one column per field, keyed by number. */
-export const invoiceTable: TableDescriptor = {
-  entity: 'INVOICE',
-  table: 'invoice',
-  columns: [
-    { name: 'number', kind: 'integer', fieldType: 'INTEGER', required: true, indexed: false },
-    { name: 'customer', kind: 'integer', fieldType: 'ENTITY_REF', required: true, indexed: false },
-    { name: 'total', kind: 'decimal', fieldType: 'DECIMAL', required: true, indexed: false },
-    { name: 'issuedOn', kind: 'date', fieldType: 'DATE', required: true, indexed: false },
-  ],
-  key: ['number'],
+/**
+ * INVOICE as the schema declares it. The runtime derives the rest from this one description: the
+ * table, the fields that lists filter and sort by, record ids, and what `/entity` shows.
+ */
+const document: EntityDocument = {
+  type: 'ENTITY',
+  entity: {
+    name: 'INVOICE',
+    lk: ['number'],
+    fields: [
+      { name: 'number', type: 'INTEGER', required: true },
+      { name: 'customer', type: 'ENTITY_REF', entityRef: { entity: 'CUSTOMER' }, required: true },
+      { name: 'total', type: 'DECIMAL', required: true },
+      { name: 'issuedOn', type: 'DATE', required: true },
+    ],
+  },
 };
 
 const invoiceFields: ReadonlySet<string> = new Set(['number', 'customer', 'total', 'issuedOn']);
@@ -68,23 +73,10 @@ export function readInvoice(input: unknown, issues: Issue[]): Invoice | undefine
   return { number, customer, total, issuedOn };
 }
 
-/** Key converters of INVOICE, in `lk` order, for ids taken from URLs. */
-const keyConverters = [toInteger];
-
 /** Everything the runtime needs to store and serve INVOICE records. */
-export const invoiceDefinition: EntityDefinition<Invoice> = {
-  name: 'INVOICE',
-  table: invoiceTable,
-  keySeparator: '~',
-  singleRecordId: undefined,
-  fields: {
-    number: { type: 'INTEGER' },
-    customer: { type: 'ENTITY_REF', integerRef: true },
-    total: { type: 'DECIMAL' },
-    issuedOn: { type: 'DATE' },
-  },
+export const invoiceDefinition: EntityDefinition<Invoice> = defineEntity({
+  document,
+  // The entities of its ENTITY_REF fields whose ids are numbers.
+  integerKeyed: ['CUSTOMER'],
   read: readInvoice,
-  keyOf: (record) => [record.number],
-  idOf: (record) => String(record.number),
-  parseId: (id) => parseKey(id, '~', keyConverters),
-};
+});

@@ -2,18 +2,22 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
-  countRecords,
+  type DataContext,
   type DataRoutes,
   deleteRecord,
+  type EntityRouter,
+  entityRouter,
   getRecord,
   insertRecords,
   listRecords,
   patchRecord,
+  recordId,
   replaceRecord,
   type RestConfig,
 } from '@entity-gen/runtime';
 import { invoiceHooks as hooks } from '../../hooks/invoice.js';
 import { invoiceDefinition as definition } from './definition.js';
+import type { Invoice } from './types.js';
 
 /** REST configuration of INVOICE: allowed methods and how lists are paged and sorted. */
 export const invoiceRestConfig: RestConfig = {
@@ -22,24 +26,31 @@ export const invoiceRestConfig: RestConfig = {
 };
 
 /**
- * HTTP handlers of INVOICE: `/data/invoice` and `/data/invoice/{id}` (the entity name is
- * matched case-insensitively). They call the hooks of `src/hooks/invoice.ts`.
+ * The router of INVOICE under `/data/invoice` (the entity name is matched case-insensitively): the
+ * middleware of `src/hooks/invoice.ts`, then one route per method the REST configuration allows.
+ * Other methods answer 405, or 403 when the configuration switched them off.
  */
-export const invoiceRoutes: DataRoutes = {
+export function createInvoiceRouter(data: DataContext): EntityRouter {
+  const router = entityRouter(definition, hooks);
+  // GET /data/invoice: lists INVOICE records, filtered, sorted and paged.
+  router.get('/', (ctx) => listRecords(ctx, data, definition, invoiceRestConfig));
+  // POST /data/invoice: inserts one INVOICE record, or a list of them in one transaction.
+  router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
+  // GET /data/invoice/{id}: reads one INVOICE record.
+  router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
+  // PUT /data/invoice/{id}: replaces a INVOICE record, renames it, or creates it when absent.
+  router.put('/*id', (ctx) => replaceRecord(ctx, data, definition, recordId(ctx), hooks));
+  // PATCH /data/invoice/{id}: changes some fields of a INVOICE record.
+  router.patch('/*id', (ctx) => patchRecord(ctx, data, definition, recordId(ctx), hooks));
+  // DELETE /data/invoice/{id}: deletes a INVOICE record and returns it.
+  router.delete('/*id', (ctx) => deleteRecord(ctx, data, definition, recordId(ctx), hooks));
+  return router;
+}
+
+/** Everything the service needs to serve INVOICE. */
+export const invoiceRoutes: DataRoutes<Invoice> = {
   definition,
   hooks,
-  /** GET /data/invoice: lists records, filtered, sorted and paged. */
-  list: (ctx, data) => listRecords(ctx, data, definition, invoiceRestConfig),
-  /** GET /entity/invoice/recordCounts: counts records matching the filters. */
-  count: (ctx, data) => countRecords(ctx, data, definition, invoiceRestConfig),
-  /** POST /data/invoice: inserts one record, or a list of records in one transaction. */
-  insert: (ctx, data) => insertRecords(ctx, data, definition, hooks),
-  /** GET /data/invoice/{id}: reads one record. */
-  get: (ctx, data, id) => getRecord(ctx, data, definition, id),
-  /** PUT /data/invoice/{id}: replaces a record, renames it, or creates it when absent. */
-  replace: (ctx, data, id) => replaceRecord(ctx, data, definition, id, hooks),
-  /** PATCH /data/invoice/{id}: changes some fields of a record. */
-  patch: (ctx, data, id) => patchRecord(ctx, data, definition, id, hooks),
-  /** DELETE /data/invoice/{id}: deletes a record and returns it. */
-  remove: (ctx, data, id) => deleteRecord(ctx, data, definition, id, hooks),
+  restConfig: invoiceRestConfig,
+  router: createInvoiceRouter,
 };

@@ -3,9 +3,7 @@
 
 import type { PatchOf } from '@entity-gen/runtime';
 
-/**
- * A stored INVOICE record.
- */
+/** A stored INVOICE record. */
 export interface Invoice {
   number: number;
   customer: number;
@@ -13,9 +11,7 @@ export interface Invoice {
   issuedOn: string;
 }
 
-/**
- * A INVOICE record as a POST or PUT body may send it; values are converted on the way in.
- */
+/** A INVOICE record as a POST or PUT body may send it; values are converted on the way in. */
 export interface InvoiceInput {
   number: number | string;
   customer: number | string;

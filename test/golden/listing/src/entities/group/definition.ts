@@ -2,31 +2,32 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  defineEntity,
   type EntityDefinition,
+  type EntityDocument,
   type Issue,
   missing,
-  parseKey,
   readRecordBody,
   RECORD_ROOT,
   rejectUnknownFields,
-  type TableDescriptor,
   toText,
 } from '@entity-gen/runtime';
 import type { Group } from './types.js';
 
-/** Storage layout of GROUP: one column per field, keyed by name. */
-export const groupTable: TableDescriptor = {
-  entity: 'GROUP',
-  table: 'group',
-  columns: [{ name: 'name', kind: 'text', fieldType: 'STRING', required: true, indexed: false }],
-  key: ['name'],
+/**
+ * GROUP as the schema declares it. The runtime derives the rest from this one description: the
+ * table, the fields that lists filter and sort by, record ids, and what `/entity` shows.
+ */
+const document: EntityDocument = {
+  type: 'ENTITY',
+  entity: { name: 'GROUP', lk: ['name'], fields: [{ name: 'name', type: 'STRING' }] },
 };
 
 const groupFields: ReadonlySet<string> = new Set(['name']);
 
 /**
- * Converts and validates one GROUP record of a request body: every field converted to its
- * canonical form, required fields present, no unknown fields.
+ * Converts and validates one GROUP record of a request body: every field converted to its canonical
+ * form, required fields present, no unknown fields.
  */
 export function readGroup(input: unknown, issues: Issue[]): Group | undefined {
   const body = readRecordBody(input, 'GROUP', issues);
@@ -41,18 +42,8 @@ export function readGroup(input: unknown, issues: Issue[]): Group | undefined {
   return { name };
 }
 
-/** Key converters of GROUP, in `lk` order, for ids taken from URLs. */
-const keyConverters = [toText];
-
 /** Everything the runtime needs to store and serve GROUP records. */
-export const groupDefinition: EntityDefinition<Group> = {
-  name: 'GROUP',
-  table: groupTable,
-  keySeparator: '~',
-  singleRecordId: undefined,
-  fields: { name: { type: 'STRING' } },
+export const groupDefinition: EntityDefinition<Group> = defineEntity({
+  document,
   read: readGroup,
-  keyOf: (record) => [record.name],
-  idOf: (record) => String(record.name),
-  parseId: (id) => parseKey(id, '~', keyConverters),
-};
+});

@@ -2,18 +2,22 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
-  countRecords,
+  type DataContext,
   type DataRoutes,
   deleteRecord,
+  type EntityRouter,
+  entityRouter,
   getRecord,
   insertRecords,
   listRecords,
   patchRecord,
+  recordId,
   replaceRecord,
   type RestConfig,
 } from '@entity-gen/runtime';
 import { groupHooks as hooks } from '../../hooks/group.js';
 import { groupDefinition as definition } from './definition.js';
+import type { Group } from './types.js';
 
 /** REST configuration of GROUP: allowed methods and how lists are paged and sorted. */
 export const groupRestConfig: RestConfig = {
@@ -22,24 +26,31 @@ export const groupRestConfig: RestConfig = {
 };
 
 /**
- * HTTP handlers of GROUP: `/data/group` and `/data/group/{id}` (the entity name is
- * matched case-insensitively). They call the hooks of `src/hooks/group.ts`.
+ * The router of GROUP under `/data/group` (the entity name is matched case-insensitively): the
+ * middleware of `src/hooks/group.ts`, then one route per method the REST configuration allows.
+ * Other methods answer 405, or 403 when the configuration switched them off.
  */
-export const groupRoutes: DataRoutes = {
+export function createGroupRouter(data: DataContext): EntityRouter {
+  const router = entityRouter(definition, hooks);
+  // GET /data/group: lists GROUP records, filtered, sorted and paged.
+  router.get('/', (ctx) => listRecords(ctx, data, definition, groupRestConfig));
+  // POST /data/group: inserts one GROUP record, or a list of them in one transaction.
+  router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
+  // GET /data/group/{id}: reads one GROUP record.
+  router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
+  // PUT /data/group/{id}: replaces a GROUP record, renames it, or creates it when absent.
+  router.put('/*id', (ctx) => replaceRecord(ctx, data, definition, recordId(ctx), hooks));
+  // PATCH /data/group/{id}: changes some fields of a GROUP record.
+  router.patch('/*id', (ctx) => patchRecord(ctx, data, definition, recordId(ctx), hooks));
+  // DELETE /data/group/{id}: deletes a GROUP record and returns it.
+  router.delete('/*id', (ctx) => deleteRecord(ctx, data, definition, recordId(ctx), hooks));
+  return router;
+}
+
+/** Everything the service needs to serve GROUP. */
+export const groupRoutes: DataRoutes<Group> = {
   definition,
   hooks,
-  /** GET /data/group: lists records, filtered, sorted and paged. */
-  list: (ctx, data) => listRecords(ctx, data, definition, groupRestConfig),
-  /** GET /entity/group/recordCounts: counts records matching the filters. */
-  count: (ctx, data) => countRecords(ctx, data, definition, groupRestConfig),
-  /** POST /data/group: inserts one record, or a list of records in one transaction. */
-  insert: (ctx, data) => insertRecords(ctx, data, definition, hooks),
-  /** GET /data/group/{id}: reads one record. */
-  get: (ctx, data, id) => getRecord(ctx, data, definition, id),
-  /** PUT /data/group/{id}: replaces a record, renames it, or creates it when absent. */
-  replace: (ctx, data, id) => replaceRecord(ctx, data, definition, id, hooks),
-  /** PATCH /data/group/{id}: changes some fields of a record. */
-  patch: (ctx, data, id) => patchRecord(ctx, data, definition, id, hooks),
-  /** DELETE /data/group/{id}: deletes a record and returns it. */
-  remove: (ctx, data, id) => deleteRecord(ctx, data, definition, id, hooks),
+  restConfig: groupRestConfig,
+  router: createGroupRouter,
 };

@@ -3,16 +3,12 @@
 
 import type { PatchOf } from '@entity-gen/runtime';
 
-/**
- * A stored GROUP record.
- */
+/** A stored GROUP record. */
 export interface Group {
   name: string;
 }
 
-/**
- * A GROUP record as a POST or PUT body may send it; values are converted on the way in.
- */
+/** A GROUP record as a POST or PUT body may send it; values are converted on the way in. */
 export interface GroupInput {
   name: string;
 }

@@ -3,17 +3,17 @@
 
 import {
   arrayOf,
+  defineEntity,
   type EntityDefinition,
+  type EntityDocument,
   enumConverter,
   type Issue,
   type IssuePath,
   missing,
-  parseKey,
   readRecordBody,
   RECORD_ROOT,
   rejectUnknownFields,
   selectConverter,
-  type TableDescriptor,
   toAny,
   toBoolean,
   toDate,
@@ -28,35 +28,76 @@ import {
 } from '@entity-gen/runtime';
 import type { Item, ItemAddress, ItemAddressGeo } from './types.js';
 
-/** Storage layout of ITEM: one column per field, keyed by code. */
-export const itemTable: TableDescriptor = {
-  entity: 'ITEM',
-  table: 'item',
-  columns: [
-    { name: 'code', kind: 'text', fieldType: 'STRING', required: true, indexed: false },
-    { name: 'name', kind: 'text', fieldType: 'STRING', required: true, indexed: false },
-    { name: 'note', kind: 'text', fieldType: 'STRING', required: false, indexed: false },
-    { name: 'qty', kind: 'integer', fieldType: 'INTEGER', required: false, indexed: false },
-    { name: 'score', kind: 'double', fieldType: 'DOUBLE', required: false, indexed: false },
-    { name: 'price', kind: 'decimal', fieldType: 'DECIMAL', required: false, indexed: false },
-    { name: 'active', kind: 'boolean', fieldType: 'BOOL', required: false, indexed: false },
-    { name: 'day', kind: 'date', fieldType: 'DATE', required: false, indexed: false },
-    { name: 'at', kind: 'datetime', fieldType: 'DATE_TIME', required: false, indexed: false },
-    { name: 'status', kind: 'text', fieldType: 'ENUM', required: false, indexed: false },
-    { name: 'size', kind: 'text', fieldType: 'SELECT', required: false, indexed: false },
-    { name: 'owner', kind: 'integer', fieldType: 'ENTITY_REF', required: false, indexed: false },
-    { name: 'group', kind: 'text', fieldType: 'ENTITY_REF', required: false, indexed: false },
-    { name: 'address', kind: 'json', fieldType: 'OBJECT', required: false, indexed: false },
-    { name: 'tags', kind: 'json', fieldType: 'ARRAY', required: false, indexed: false },
-    { name: 'ratings', kind: 'json', fieldType: 'ARRAY', required: false, indexed: false },
-    { name: 'amounts', kind: 'json', fieldType: 'ARRAY', required: false, indexed: false },
-    { name: 'days', kind: 'json', fieldType: 'ARRAY', required: false, indexed: false },
-    { name: 'owners', kind: 'json', fieldType: 'ARRAY', required: false, indexed: false },
-    { name: 'states', kind: 'json', fieldType: 'ARRAY', required: false, indexed: false },
-    { name: 'limit', kind: 'integer', fieldType: 'INTEGER', required: false, indexed: false },
-    { name: 'extra', kind: 'json', fieldType: 'ANY', required: false, indexed: false },
-  ],
-  key: ['code'],
+/**
+ * ITEM as the schema declares it. The runtime derives the rest from this one description: the
+ * table, the fields that lists filter and sort by, record ids, and what `/entity` shows.
+ */
+const document: EntityDocument = {
+  type: 'ENTITY',
+  entity: {
+    name: 'ITEM',
+    lk: ['code'],
+    fields: [
+      { name: 'code', type: 'STRING', required: true },
+      { name: 'name', type: 'STRING', required: true },
+      { name: 'note', type: 'STRING' },
+      { name: 'qty', type: 'INTEGER' },
+      { name: 'score', type: 'DOUBLE' },
+      { name: 'price', type: 'DECIMAL' },
+      { name: 'active', type: 'BOOL' },
+      { name: 'day', type: 'DATE' },
+      { name: 'at', type: 'DATE_TIME' },
+      { name: 'status', type: 'ENUM', enums: ['NEW', 'Open', 'closed'] },
+      {
+        name: 'size',
+        type: 'SELECT',
+        select: { elems: [{ value: 'S' }, { value: 'M' }, { value: 'L' }] },
+      },
+      { name: 'owner', type: 'ENTITY_REF', entityRef: { entity: 'OWNER' } },
+      { name: 'group', type: 'ENTITY_REF', entityRef: { entity: 'GROUP' } },
+      {
+        name: 'address',
+        type: 'OBJECT',
+        object: {
+          fields: [
+            { name: 'city', type: 'STRING' },
+            { name: 'zip', type: 'INTEGER' },
+            { name: 'fee', type: 'DECIMAL' },
+            { name: 'since', type: 'DATE' },
+            { name: 'verified', type: 'BOOL' },
+            { name: 'seen', type: 'DATE_TIME' },
+            { name: 'labels', type: 'ARRAY', array: { type: 'STRING' } },
+            {
+              name: 'geo',
+              type: 'OBJECT',
+              object: {
+                fields: [
+                  { name: 'lat', type: 'DOUBLE' },
+                  { name: 'country', type: 'ENUM', enums: ['IT', 'FR', 'DE'] },
+                ],
+              },
+            },
+          ],
+        },
+      },
+      { name: 'tags', type: 'ARRAY', array: { type: 'STRING' } },
+      { name: 'ratings', type: 'ARRAY', array: { type: 'INTEGER' } },
+      { name: 'amounts', type: 'ARRAY', array: { type: 'DECIMAL' } },
+      { name: 'days', type: 'ARRAY', array: { type: 'DATE' } },
+      {
+        name: 'owners',
+        type: 'ARRAY',
+        array: { type: 'ENTITY_REF', entityRef: { entity: 'OWNER' } },
+      },
+      { name: 'states', type: 'ARRAY', array: { type: 'ENUM', enums: ['NEW', 'Open', 'closed'] } },
+      {
+        name: 'limit',
+        type: 'INTEGER',
+        description: 'Named like the reserved query parameter; filter it as limit[EQUALS]=n.',
+      },
+      { name: 'extra', type: 'ANY' },
+    ],
+  },
 };
 
 const itemFields: ReadonlySet<string> = new Set([
@@ -107,8 +148,8 @@ const toItemStatesItem = enumConverter(['NEW', 'Open', 'closed']);
 const toItemStates = arrayOf(toItemStatesItem);
 
 /**
- * Converts and validates one ITEM record of a request body: every field converted to its
- * canonical form, required fields present, no unknown fields.
+ * Converts and validates one ITEM record of a request body: every field converted to its canonical
+ * form, required fields present, no unknown fields.
  */
 export function readItem(input: unknown, issues: Issue[]): Item | undefined {
   const body = readRecordBody(input, 'ITEM', issues);
@@ -230,59 +271,10 @@ function readItemAddressGeo(
   return { lat, country };
 }
 
-/** Key converters of ITEM, in `lk` order, for ids taken from URLs. */
-const keyConverters = [toText];
-
 /** Everything the runtime needs to store and serve ITEM records. */
-export const itemDefinition: EntityDefinition<Item> = {
-  name: 'ITEM',
-  table: itemTable,
-  keySeparator: '~',
-  singleRecordId: undefined,
-  fields: {
-    code: { type: 'STRING' },
-    name: { type: 'STRING' },
-    note: { type: 'STRING' },
-    qty: { type: 'INTEGER' },
-    score: { type: 'DOUBLE' },
-    price: { type: 'DECIMAL' },
-    active: { type: 'BOOL' },
-    day: { type: 'DATE' },
-    at: { type: 'DATE_TIME' },
-    status: { type: 'ENUM', values: ['NEW', 'Open', 'closed'] },
-    size: { type: 'SELECT', values: ['S', 'M', 'L'] },
-    owner: { type: 'ENTITY_REF', integerRef: true },
-    group: { type: 'ENTITY_REF' },
-    address: {
-      type: 'OBJECT',
-      fields: {
-        city: { type: 'STRING' },
-        zip: { type: 'INTEGER' },
-        fee: { type: 'DECIMAL' },
-        since: { type: 'DATE' },
-        verified: { type: 'BOOL' },
-        seen: { type: 'DATE_TIME' },
-        labels: { type: 'ARRAY', element: { type: 'STRING' } },
-        geo: {
-          type: 'OBJECT',
-          fields: {
-            lat: { type: 'DOUBLE' },
-            country: { type: 'ENUM', values: ['IT', 'FR', 'DE'] },
-          },
-        },
-      },
-    },
-    tags: { type: 'ARRAY', element: { type: 'STRING' } },
-    ratings: { type: 'ARRAY', element: { type: 'INTEGER' } },
-    amounts: { type: 'ARRAY', element: { type: 'DECIMAL' } },
-    days: { type: 'ARRAY', element: { type: 'DATE' } },
-    owners: { type: 'ARRAY', element: { type: 'ENTITY_REF', integerRef: true } },
-    states: { type: 'ARRAY', element: { type: 'ENUM', values: ['NEW', 'Open', 'closed'] } },
-    limit: { type: 'INTEGER' },
-    extra: { type: 'ANY' },
-  },
+export const itemDefinition: EntityDefinition<Item> = defineEntity({
+  document,
+  // The entities of its ENTITY_REF fields whose ids are numbers.
+  integerKeyed: ['OWNER'],
   read: readItem,
-  keyOf: (record) => [record.code],
-  idOf: (record) => String(record.code),
-  parseId: (id) => parseKey(id, '~', keyConverters),
-};
+});

@@ -2,18 +2,22 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
-  countRecords,
+  type DataContext,
   type DataRoutes,
   deleteRecord,
+  type EntityRouter,
+  entityRouter,
   getRecord,
   insertRecords,
   listRecords,
   patchRecord,
+  recordId,
   replaceRecord,
   type RestConfig,
 } from '@entity-gen/runtime';
 import { itemHooks as hooks } from '../../hooks/item.js';
 import { itemDefinition as definition } from './definition.js';
+import type { Item } from './types.js';
 
 /** REST configuration of ITEM: allowed methods and how lists are paged and sorted. */
 export const itemRestConfig: RestConfig = {
@@ -22,24 +26,31 @@ export const itemRestConfig: RestConfig = {
 };
 
 /**
- * HTTP handlers of ITEM: `/data/item` and `/data/item/{id}` (the entity name is
- * matched case-insensitively). They call the hooks of `src/hooks/item.ts`.
+ * The router of ITEM under `/data/item` (the entity name is matched case-insensitively): the
+ * middleware of `src/hooks/item.ts`, then one route per method the REST configuration allows. Other
+ * methods answer 405, or 403 when the configuration switched them off.
  */
-export const itemRoutes: DataRoutes = {
+export function createItemRouter(data: DataContext): EntityRouter {
+  const router = entityRouter(definition, hooks);
+  // GET /data/item: lists ITEM records, filtered, sorted and paged.
+  router.get('/', (ctx) => listRecords(ctx, data, definition, itemRestConfig));
+  // POST /data/item: inserts one ITEM record, or a list of them in one transaction.
+  router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
+  // GET /data/item/{id}: reads one ITEM record.
+  router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
+  // PUT /data/item/{id}: replaces a ITEM record, renames it, or creates it when absent.
+  router.put('/*id', (ctx) => replaceRecord(ctx, data, definition, recordId(ctx), hooks));
+  // PATCH /data/item/{id}: changes some fields of a ITEM record.
+  router.patch('/*id', (ctx) => patchRecord(ctx, data, definition, recordId(ctx), hooks));
+  // DELETE /data/item/{id}: deletes a ITEM record and returns it.
+  router.delete('/*id', (ctx) => deleteRecord(ctx, data, definition, recordId(ctx), hooks));
+  return router;
+}
+
+/** Everything the service needs to serve ITEM. */
+export const itemRoutes: DataRoutes<Item> = {
   definition,
   hooks,
-  /** GET /data/item: lists records, filtered, sorted and paged. */
-  list: (ctx, data) => listRecords(ctx, data, definition, itemRestConfig),
-  /** GET /entity/item/recordCounts: counts records matching the filters. */
-  count: (ctx, data) => countRecords(ctx, data, definition, itemRestConfig),
-  /** POST /data/item: inserts one record, or a list of records in one transaction. */
-  insert: (ctx, data) => insertRecords(ctx, data, definition, hooks),
-  /** GET /data/item/{id}: reads one record. */
-  get: (ctx, data, id) => getRecord(ctx, data, definition, id),
-  /** PUT /data/item/{id}: replaces a record, renames it, or creates it when absent. */
-  replace: (ctx, data, id) => replaceRecord(ctx, data, definition, id, hooks),
-  /** PATCH /data/item/{id}: changes some fields of a record. */
-  patch: (ctx, data, id) => patchRecord(ctx, data, definition, id, hooks),
-  /** DELETE /data/item/{id}: deletes a record and returns it. */
-  remove: (ctx, data, id) => deleteRecord(ctx, data, definition, id, hooks),
+  restConfig: itemRestConfig,
+  router: createItemRouter,
 };

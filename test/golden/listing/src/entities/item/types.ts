@@ -3,9 +3,7 @@
 
 import type { PatchOf } from '@entity-gen/runtime';
 
-/**
- * A stored ITEM record.
- */
+/** A stored ITEM record. */
 export interface Item {
   code: string;
   name: string;
@@ -27,9 +25,7 @@ export interface Item {
   days?: string[];
   owners?: number[];
   states?: ('NEW' | 'Open' | 'closed')[];
-  /**
-   * Named like the reserved query parameter; filter it as limit[EQUALS]=n.
-   */
+  /** Named like the reserved query parameter; filter it as limit[EQUALS]=n. */
   limit?: number;
   extra?: unknown;
 }
@@ -50,9 +46,7 @@ export interface ItemAddressGeo {
   country?: 'IT' | 'FR' | 'DE';
 }
 
-/**
- * A ITEM record as a POST or PUT body may send it; values are converted on the way in.
- */
+/** A ITEM record as a POST or PUT body may send it; values are converted on the way in. */
 export interface ItemInput {
   code: string;
   name: string;
@@ -74,9 +68,7 @@ export interface ItemInput {
   days?: string[];
   owners?: (number | string)[];
   states?: string[];
-  /**
-   * Named like the reserved query parameter; filter it as limit[EQUALS]=n.
-   */
+  /** Named like the reserved query parameter; filter it as limit[EQUALS]=n. */
   limit?: number | string;
   extra?: unknown;
 }

@@ -3,36 +3,41 @@
 
 import {
   checkKeyPart,
+  defineEntity,
   type EntityDefinition,
+  type EntityDocument,
   type Issue,
   missing,
-  parseKey,
   readRecordBody,
   RECORD_ROOT,
   rejectUnknownFields,
-  type TableDescriptor,
   toInteger,
   toText,
 } from '@entity-gen/runtime';
 import type { Line } from './types.js';
 
-/** Storage layout of LINE: one column per field, keyed by order, line. */
-export const lineTable: TableDescriptor = {
-  entity: 'LINE',
-  table: 'line',
-  columns: [
-    { name: 'order', kind: 'text', fieldType: 'STRING', required: true, indexed: false },
-    { name: 'line', kind: 'integer', fieldType: 'INTEGER', required: true, indexed: false },
-    { name: 'amount', kind: 'integer', fieldType: 'INTEGER', required: false, indexed: false },
-  ],
-  key: ['order', 'line'],
+/**
+ * LINE as the schema declares it. The runtime derives the rest from this one description: the
+ * table, the fields that lists filter and sort by, record ids, and what `/entity` shows.
+ */
+const document: EntityDocument = {
+  type: 'ENTITY',
+  entity: {
+    name: 'LINE',
+    lk: ['order', 'line'],
+    fields: [
+      { name: 'order', type: 'STRING' },
+      { name: 'line', type: 'INTEGER' },
+      { name: 'amount', type: 'INTEGER' },
+    ],
+  },
 };
 
 const lineFields: ReadonlySet<string> = new Set(['order', 'line', 'amount']);
 
 /**
- * Converts and validates one LINE record of a request body: every field converted to its
- * canonical form, required fields present, no unknown fields.
+ * Converts and validates one LINE record of a request body: every field converted to its canonical
+ * form, required fields present, no unknown fields.
  */
 export function readLine(input: unknown, issues: Issue[]): Line | undefined {
   const body = readRecordBody(input, 'LINE', issues);
@@ -48,28 +53,15 @@ export function readLine(input: unknown, issues: Issue[]): Line | undefined {
       ? missing(RECORD_ROOT, 'line', issues)
       : toInteger(body.line, RECORD_ROOT, 'line', issues);
   const amount =
-    body.amount == null ? undefined : toInteger(body.amount, RECORD_ROOT, 'amount', issues);
-  checkKeyPart(order, KEY_SEPARATOR, 'order', issues);
-  checkKeyPart(line, KEY_SEPARATOR, 'line', issues);
+    body.amount == null ? undefined : toInteger(body.amount, RECORD_ROOT, 'amount', issues); // Key values may not contain the key separator, or ids could not be split again.
+  checkKeyPart(order, '~', 'order', issues);
+  checkKeyPart(line, '~', 'line', issues);
   if (order === undefined || line === undefined || issues.length > start) return undefined;
   return { order, line, amount };
 }
 
-/** Joins the key values of a LINE record into its id. */
-const KEY_SEPARATOR = '~';
-
-/** Key converters of LINE, in `lk` order, for ids taken from URLs. */
-const keyConverters = [toText, toInteger];
-
 /** Everything the runtime needs to store and serve LINE records. */
-export const lineDefinition: EntityDefinition<Line> = {
-  name: 'LINE',
-  table: lineTable,
-  keySeparator: '~',
-  singleRecordId: undefined,
-  fields: { order: { type: 'STRING' }, line: { type: 'INTEGER' }, amount: { type: 'INTEGER' } },
+export const lineDefinition: EntityDefinition<Line> = defineEntity({
+  document,
   read: readLine,
-  keyOf: (record) => [record.order, record.line],
-  idOf: (record) => [record.order, record.line].join(KEY_SEPARATOR),
-  parseId: (id) => parseKey(id, '~', keyConverters),
-};
+});

@@ -2,18 +2,22 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
-  countRecords,
+  type DataContext,
   type DataRoutes,
   deleteRecord,
+  type EntityRouter,
+  entityRouter,
   getRecord,
   insertRecords,
   listRecords,
   patchRecord,
+  recordId,
   replaceRecord,
   type RestConfig,
 } from '@entity-gen/runtime';
 import { lineHooks as hooks } from '../../hooks/line.js';
 import { lineDefinition as definition } from './definition.js';
+import type { Line } from './types.js';
 
 /** REST configuration of LINE: allowed methods and how lists are paged and sorted. */
 export const lineRestConfig: RestConfig = {
@@ -22,24 +26,31 @@ export const lineRestConfig: RestConfig = {
 };
 
 /**
- * HTTP handlers of LINE: `/data/line` and `/data/line/{id}` (the entity name is
- * matched case-insensitively). They call the hooks of `src/hooks/line.ts`.
+ * The router of LINE under `/data/line` (the entity name is matched case-insensitively): the
+ * middleware of `src/hooks/line.ts`, then one route per method the REST configuration allows. Other
+ * methods answer 405, or 403 when the configuration switched them off.
  */
-export const lineRoutes: DataRoutes = {
+export function createLineRouter(data: DataContext): EntityRouter {
+  const router = entityRouter(definition, hooks);
+  // GET /data/line: lists LINE records, filtered, sorted and paged.
+  router.get('/', (ctx) => listRecords(ctx, data, definition, lineRestConfig));
+  // POST /data/line: inserts one LINE record, or a list of them in one transaction.
+  router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
+  // GET /data/line/{id}: reads one LINE record.
+  router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
+  // PUT /data/line/{id}: replaces a LINE record, renames it, or creates it when absent.
+  router.put('/*id', (ctx) => replaceRecord(ctx, data, definition, recordId(ctx), hooks));
+  // PATCH /data/line/{id}: changes some fields of a LINE record.
+  router.patch('/*id', (ctx) => patchRecord(ctx, data, definition, recordId(ctx), hooks));
+  // DELETE /data/line/{id}: deletes a LINE record and returns it.
+  router.delete('/*id', (ctx) => deleteRecord(ctx, data, definition, recordId(ctx), hooks));
+  return router;
+}
+
+/** Everything the service needs to serve LINE. */
+export const lineRoutes: DataRoutes<Line> = {
   definition,
   hooks,
-  /** GET /data/line: lists records, filtered, sorted and paged. */
-  list: (ctx, data) => listRecords(ctx, data, definition, lineRestConfig),
-  /** GET /entity/line/recordCounts: counts records matching the filters. */
-  count: (ctx, data) => countRecords(ctx, data, definition, lineRestConfig),
-  /** POST /data/line: inserts one record, or a list of records in one transaction. */
-  insert: (ctx, data) => insertRecords(ctx, data, definition, hooks),
-  /** GET /data/line/{id}: reads one record. */
-  get: (ctx, data, id) => getRecord(ctx, data, definition, id),
-  /** PUT /data/line/{id}: replaces a record, renames it, or creates it when absent. */
-  replace: (ctx, data, id) => replaceRecord(ctx, data, definition, id, hooks),
-  /** PATCH /data/line/{id}: changes some fields of a record. */
-  patch: (ctx, data, id) => patchRecord(ctx, data, definition, id, hooks),
-  /** DELETE /data/line/{id}: deletes a record and returns it. */
-  remove: (ctx, data, id) => deleteRecord(ctx, data, definition, id, hooks),
+  restConfig: lineRestConfig,
+  router: createLineRouter,
 };

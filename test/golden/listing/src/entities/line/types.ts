@@ -3,18 +3,14 @@
 
 import type { PatchOf } from '@entity-gen/runtime';
 
-/**
- * A stored LINE record.
- */
+/** A stored LINE record. */
 export interface Line {
   order: string;
   line: number;
   amount?: number;
 }
 
-/**
- * A LINE record as a POST or PUT body may send it; values are converted on the way in.
- */
+/** A LINE record as a POST or PUT body may send it; values are converted on the way in. */
 export interface LineInput {
   order: string;
   line: number | string;

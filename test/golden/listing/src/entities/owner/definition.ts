@@ -2,35 +2,40 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  defineEntity,
   type EntityDefinition,
+  type EntityDocument,
   type Issue,
   missing,
-  parseKey,
   readRecordBody,
   RECORD_ROOT,
   rejectUnknownFields,
-  type TableDescriptor,
   toInteger,
   toText,
 } from '@entity-gen/runtime';
 import type { Owner } from './types.js';
 
-/** Storage layout of OWNER: one column per field, keyed by id. */
-export const ownerTable: TableDescriptor = {
-  entity: 'OWNER',
-  table: 'owner',
-  columns: [
-    { name: 'id', kind: 'integer', fieldType: 'INTEGER', required: true, indexed: false },
-    { name: 'name', kind: 'text', fieldType: 'STRING', required: true, indexed: false },
-  ],
-  key: ['id'],
+/**
+ * OWNER as the schema declares it. The runtime derives the rest from this one description: the
+ * table, the fields that lists filter and sort by, record ids, and what `/entity` shows.
+ */
+const document: EntityDocument = {
+  type: 'ENTITY',
+  entity: {
+    name: 'OWNER',
+    lk: ['id'],
+    fields: [
+      { name: 'id', type: 'INTEGER' },
+      { name: 'name', type: 'STRING', required: true },
+    ],
+  },
 };
 
 const ownerFields: ReadonlySet<string> = new Set(['id', 'name']);
 
 /**
- * Converts and validates one OWNER record of a request body: every field converted to its
- * canonical form, required fields present, no unknown fields.
+ * Converts and validates one OWNER record of a request body: every field converted to its canonical
+ * form, required fields present, no unknown fields.
  */
 export function readOwner(input: unknown, issues: Issue[]): Owner | undefined {
   const body = readRecordBody(input, 'OWNER', issues);
@@ -49,18 +54,8 @@ export function readOwner(input: unknown, issues: Issue[]): Owner | undefined {
   return { id, name };
 }
 
-/** Key converters of OWNER, in `lk` order, for ids taken from URLs. */
-const keyConverters = [toInteger];
-
 /** Everything the runtime needs to store and serve OWNER records. */
-export const ownerDefinition: EntityDefinition<Owner> = {
-  name: 'OWNER',
-  table: ownerTable,
-  keySeparator: '~',
-  singleRecordId: undefined,
-  fields: { id: { type: 'INTEGER' }, name: { type: 'STRING' } },
+export const ownerDefinition: EntityDefinition<Owner> = defineEntity({
+  document,
   read: readOwner,
-  keyOf: (record) => [record.id],
-  idOf: (record) => String(record.id),
-  parseId: (id) => parseKey(id, '~', keyConverters),
-};
+});

@@ -2,18 +2,22 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
-  countRecords,
+  type DataContext,
   type DataRoutes,
   deleteRecord,
+  type EntityRouter,
+  entityRouter,
   getRecord,
   insertRecords,
   listRecords,
   patchRecord,
+  recordId,
   replaceRecord,
   type RestConfig,
 } from '@entity-gen/runtime';
 import { ownerHooks as hooks } from '../../hooks/owner.js';
 import { ownerDefinition as definition } from './definition.js';
+import type { Owner } from './types.js';
 
 /** REST configuration of OWNER: allowed methods and how lists are paged and sorted. */
 export const ownerRestConfig: RestConfig = {
@@ -22,24 +26,31 @@ export const ownerRestConfig: RestConfig = {
 };
 
 /**
- * HTTP handlers of OWNER: `/data/owner` and `/data/owner/{id}` (the entity name is
- * matched case-insensitively). They call the hooks of `src/hooks/owner.ts`.
+ * The router of OWNER under `/data/owner` (the entity name is matched case-insensitively): the
+ * middleware of `src/hooks/owner.ts`, then one route per method the REST configuration allows.
+ * Other methods answer 405, or 403 when the configuration switched them off.
  */
-export const ownerRoutes: DataRoutes = {
+export function createOwnerRouter(data: DataContext): EntityRouter {
+  const router = entityRouter(definition, hooks);
+  // GET /data/owner: lists OWNER records, filtered, sorted and paged.
+  router.get('/', (ctx) => listRecords(ctx, data, definition, ownerRestConfig));
+  // POST /data/owner: inserts one OWNER record, or a list of them in one transaction.
+  router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
+  // GET /data/owner/{id}: reads one OWNER record.
+  router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
+  // PUT /data/owner/{id}: replaces a OWNER record, renames it, or creates it when absent.
+  router.put('/*id', (ctx) => replaceRecord(ctx, data, definition, recordId(ctx), hooks));
+  // PATCH /data/owner/{id}: changes some fields of a OWNER record.
+  router.patch('/*id', (ctx) => patchRecord(ctx, data, definition, recordId(ctx), hooks));
+  // DELETE /data/owner/{id}: deletes a OWNER record and returns it.
+  router.delete('/*id', (ctx) => deleteRecord(ctx, data, definition, recordId(ctx), hooks));
+  return router;
+}
+
+/** Everything the service needs to serve OWNER. */
+export const ownerRoutes: DataRoutes<Owner> = {
   definition,
   hooks,
-  /** GET /data/owner: lists records, filtered, sorted and paged. */
-  list: (ctx, data) => listRecords(ctx, data, definition, ownerRestConfig),
-  /** GET /entity/owner/recordCounts: counts records matching the filters. */
-  count: (ctx, data) => countRecords(ctx, data, definition, ownerRestConfig),
-  /** POST /data/owner: inserts one record, or a list of records in one transaction. */
-  insert: (ctx, data) => insertRecords(ctx, data, definition, hooks),
-  /** GET /data/owner/{id}: reads one record. */
-  get: (ctx, data, id) => getRecord(ctx, data, definition, id),
-  /** PUT /data/owner/{id}: replaces a record, renames it, or creates it when absent. */
-  replace: (ctx, data, id) => replaceRecord(ctx, data, definition, id, hooks),
-  /** PATCH /data/owner/{id}: changes some fields of a record. */
-  patch: (ctx, data, id) => patchRecord(ctx, data, definition, id, hooks),
-  /** DELETE /data/owner/{id}: deletes a record and returns it. */
-  remove: (ctx, data, id) => deleteRecord(ctx, data, definition, id, hooks),
+  restConfig: ownerRestConfig,
+  router: createOwnerRouter,
 };

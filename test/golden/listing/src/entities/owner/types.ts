@@ -3,17 +3,13 @@
 
 import type { PatchOf } from '@entity-gen/runtime';
 
-/**
- * A stored OWNER record.
- */
+/** A stored OWNER record. */
 export interface Owner {
   id: number;
   name: string;
 }
 
-/**
- * A OWNER record as a POST or PUT body may send it; values are converted on the way in.
- */
+/** A OWNER record as a POST or PUT body may send it; values are converted on the way in. */
 export interface OwnerInput {
   id: number | string;
   name: string;

@@ -2,27 +2,34 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  defineEntity,
   type EntityDefinition,
+  type EntityDocument,
   type Issue,
   missing,
-  parseKey,
   readRecordBody,
   RECORD_ROOT,
   rejectUnknownFields,
-  type TableDescriptor,
   toText,
 } from '@entity-gen/runtime';
 import type { Category } from './types.js';
 
-/** Storage layout of CATEGORY: one column per field, keyed by name. */
-export const categoryTable: TableDescriptor = {
-  entity: 'CATEGORY',
-  table: 'category',
-  columns: [
-    { name: 'name', kind: 'text', fieldType: 'STRING', required: true, indexed: false },
-    { name: 'description', kind: 'text', fieldType: 'STRING', required: false, indexed: false },
-  ],
-  key: ['name'],
+/**
+ * CATEGORY as the schema declares it. The runtime derives the rest from this one description: the
+ * table, the fields that lists filter and sort by, record ids, and what `/entity` shows.
+ */
+const document: EntityDocument = {
+  type: 'ENTITY',
+  entity: {
+    name: 'CATEGORY',
+    displayName: 'Category',
+    description: 'A group of products shown together in the shop.',
+    lk: ['name'],
+    fields: [
+      { name: 'name', type: 'STRING', required: true },
+      { name: 'description', type: 'STRING' },
+    ],
+  },
 };
 
 const categoryFields: ReadonlySet<string> = new Set(['name', 'description']);
@@ -48,18 +55,8 @@ export function readCategory(input: unknown, issues: Issue[]): Category | undefi
   return { name, description };
 }
 
-/** Key converters of CATEGORY, in `lk` order, for ids taken from URLs. */
-const keyConverters = [toText];
-
 /** Everything the runtime needs to store and serve CATEGORY records. */
-export const categoryDefinition: EntityDefinition<Category> = {
-  name: 'CATEGORY',
-  table: categoryTable,
-  keySeparator: '~',
-  singleRecordId: undefined,
-  fields: { name: { type: 'STRING' }, description: { type: 'STRING' } },
+export const categoryDefinition: EntityDefinition<Category> = defineEntity({
+  document,
   read: readCategory,
-  keyOf: (record) => [record.name],
-  idOf: (record) => String(record.name),
-  parseId: (id) => parseKey(id, '~', keyConverters),
-};
+});

@@ -2,14 +2,18 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  type DataContext,
   type DataRoutes,
-  forbidden,
+  type EntityRouter,
+  entityRouter,
   getRecord,
   insertRecords,
+  recordId,
   type RestConfig,
 } from '@entity-gen/runtime';
 import { categoryHooks as hooks } from '../../hooks/category.js';
 import { categoryDefinition as definition } from './definition.js';
+import type { Category } from './types.js';
 
 /** REST configuration of CATEGORY: allowed methods and how lists are paged and sorted. */
 export const categoryRestConfig: RestConfig = {
@@ -18,24 +22,23 @@ export const categoryRestConfig: RestConfig = {
 };
 
 /**
- * HTTP handlers of CATEGORY: `/data/category` and `/data/category/{id}` (the entity name is
- * matched case-insensitively). They call the hooks of `src/hooks/category.ts`.
+ * The router of CATEGORY under `/data/category` (the entity name is matched case-insensitively):
+ * the middleware of `src/hooks/category.ts`, then one route per method the REST configuration
+ * allows. Other methods answer 405, or 403 when the configuration switched them off.
  */
-export const categoryRoutes: DataRoutes = {
+export function createCategoryRouter(data: DataContext): EntityRouter {
+  const router = entityRouter(definition, hooks);
+  // POST /data/category: inserts one CATEGORY record, or a list of them in one transaction.
+  router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
+  // GET /data/category/{id}: reads one CATEGORY record.
+  router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
+  return router;
+}
+
+/** Everything the service needs to serve CATEGORY. */
+export const categoryRoutes: DataRoutes<Category> = {
   definition,
   hooks,
-  /** GET /data/category: lists records, filtered, sorted and paged. */
-  list: forbidden(definition, 'GET_LIST'),
-  /** GET /entity/category/recordCounts: counts records matching the filters. */
-  count: forbidden(definition, 'GET_LIST'),
-  /** POST /data/category: inserts one record, or a list of records in one transaction. */
-  insert: (ctx, data) => insertRecords(ctx, data, definition, hooks),
-  /** GET /data/category/{id}: reads one record. */
-  get: (ctx, data, id) => getRecord(ctx, data, definition, id),
-  /** PUT /data/category/{id}: replaces a record, renames it, or creates it when absent. */
-  replace: forbidden(definition, 'UPDATE'),
-  /** PATCH /data/category/{id}: changes some fields of a record. */
-  patch: forbidden(definition, 'UPDATE'),
-  /** DELETE /data/category/{id}: deletes a record and returns it. */
-  remove: forbidden(definition, 'DELETE'),
+  restConfig: categoryRestConfig,
+  router: createCategoryRouter,
 };

@@ -2,18 +2,22 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
-  countRecords,
+  type DataContext,
   type DataRoutes,
   deleteRecord,
+  type EntityRouter,
+  entityRouter,
   getRecord,
   insertRecords,
   listRecords,
   patchRecord,
+  recordId,
   replaceRecord,
   type RestConfig,
 } from '@entity-gen/runtime';
 import { productHooks as hooks } from '../../hooks/product.js';
 import { productDefinition as definition } from './definition.js';
+import type { Product } from './types.js';
 
 /** REST configuration of PRODUCT: allowed methods and how lists are paged and sorted. */
 export const productRestConfig: RestConfig = {
@@ -26,24 +30,31 @@ export const productRestConfig: RestConfig = {
 };
 
 /**
- * HTTP handlers of PRODUCT: `/data/product` and `/data/product/{id}` (the entity name is
- * matched case-insensitively). They call the hooks of `src/hooks/product.ts`.
+ * The router of PRODUCT under `/data/product` (the entity name is matched case-insensitively): the
+ * middleware of `src/hooks/product.ts`, then one route per method the REST configuration allows.
+ * Other methods answer 405, or 403 when the configuration switched them off.
  */
-export const productRoutes: DataRoutes = {
+export function createProductRouter(data: DataContext): EntityRouter {
+  const router = entityRouter(definition, hooks);
+  // GET /data/product: lists PRODUCT records, filtered, sorted and paged.
+  router.get('/', (ctx) => listRecords(ctx, data, definition, productRestConfig));
+  // POST /data/product: inserts one PRODUCT record, or a list of them in one transaction.
+  router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
+  // GET /data/product/{id}: reads one PRODUCT record.
+  router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
+  // PUT /data/product/{id}: replaces a PRODUCT record, renames it, or creates it when absent.
+  router.put('/*id', (ctx) => replaceRecord(ctx, data, definition, recordId(ctx), hooks));
+  // PATCH /data/product/{id}: changes some fields of a PRODUCT record.
+  router.patch('/*id', (ctx) => patchRecord(ctx, data, definition, recordId(ctx), hooks));
+  // DELETE /data/product/{id}: deletes a PRODUCT record and returns it.
+  router.delete('/*id', (ctx) => deleteRecord(ctx, data, definition, recordId(ctx), hooks));
+  return router;
+}
+
+/** Everything the service needs to serve PRODUCT. */
+export const productRoutes: DataRoutes<Product> = {
   definition,
   hooks,
-  /** GET /data/product: lists records, filtered, sorted and paged. */
-  list: (ctx, data) => listRecords(ctx, data, definition, productRestConfig),
-  /** GET /entity/product/recordCounts: counts records matching the filters. */
-  count: (ctx, data) => countRecords(ctx, data, definition, productRestConfig),
-  /** POST /data/product: inserts one record, or a list of records in one transaction. */
-  insert: (ctx, data) => insertRecords(ctx, data, definition, hooks),
-  /** GET /data/product/{id}: reads one record. */
-  get: (ctx, data, id) => getRecord(ctx, data, definition, id),
-  /** PUT /data/product/{id}: replaces a record, renames it, or creates it when absent. */
-  replace: (ctx, data, id) => replaceRecord(ctx, data, definition, id, hooks),
-  /** PATCH /data/product/{id}: changes some fields of a record. */
-  patch: (ctx, data, id) => patchRecord(ctx, data, definition, id, hooks),
-  /** DELETE /data/product/{id}: deletes a record and returns it. */
-  remove: (ctx, data, id) => deleteRecord(ctx, data, definition, id, hooks),
+  restConfig: productRestConfig,
+  router: createProductRouter,
 };

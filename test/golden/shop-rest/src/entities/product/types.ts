@@ -9,17 +9,13 @@ import type { GeohashLocation, GeohashLocationInput, PatchOf } from '@entity-gen
  * Something the shop sells.
  */
 export interface Product {
-  /**
-   * Stock keeping unit, unique per product.
-   */
+  /** Stock keeping unit, unique per product. */
   code: string;
   name: string;
   category?: string;
   price: string;
   stock?: number;
-  /**
-   * Weight (kg)
-   */
+  /** Weight (kg) */
   weightKg?: number;
   available?: boolean;
   releaseDate?: string;
@@ -31,9 +27,7 @@ export interface Product {
   ratings?: number[];
   variants?: ProductVariantsItem[];
   sizeChart?: number[][];
-  /**
-   * Price per currency code.
-   */
+  /** Price per currency code. */
   prices?: Record<string, ProductPricesEntry>;
   image?: string;
   attributes?: unknown;
@@ -57,21 +51,15 @@ export interface ProductPricesEntry {
   validFrom?: string;
 }
 
-/**
- * A PRODUCT record as a POST or PUT body may send it; values are converted on the way in.
- */
+/** A PRODUCT record as a POST or PUT body may send it; values are converted on the way in. */
 export interface ProductInput {
-  /**
-   * Stock keeping unit, unique per product.
-   */
+  /** Stock keeping unit, unique per product. */
   code: string;
   name: string;
   category?: string;
   price: string | number;
   stock?: number | string;
-  /**
-   * Weight (kg)
-   */
+  /** Weight (kg) */
   weightKg?: number | string;
   available?: boolean | 'true' | 'false';
   releaseDate?: string;
@@ -83,9 +71,7 @@ export interface ProductInput {
   ratings?: (number | string)[];
   variants?: ProductVariantsItemInput[];
   sizeChart?: (number | string)[][];
-  /**
-   * Price per currency code.
-   */
+  /** Price per currency code. */
   prices?: Record<string, ProductPricesEntryInput>;
   image?: string;
   attributes?: unknown;

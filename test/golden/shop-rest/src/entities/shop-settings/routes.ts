@@ -2,18 +2,20 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
-  countRecords,
+  type DataContext,
   type DataRoutes,
-  deleteRecord,
+  type EntityRouter,
+  entityRouter,
   getRecord,
-  insertRecords,
   listRecords,
   patchRecord,
+  recordId,
   replaceRecord,
   type RestConfig,
 } from '@entity-gen/runtime';
 import { shopSettingsHooks as hooks } from '../../hooks/shop-settings.js';
 import { shopSettingsDefinition as definition } from './definition.js';
+import type { ShopSettings } from './types.js';
 
 /** REST configuration of SHOP_SETTINGS: allowed methods and how lists are paged and sorted. */
 export const shopSettingsRestConfig: RestConfig = {
@@ -22,24 +24,28 @@ export const shopSettingsRestConfig: RestConfig = {
 };
 
 /**
- * HTTP handlers of SHOP_SETTINGS: `/data/shop_settings` and `/data/shop_settings/{id}` (the entity name is
- * matched case-insensitively). They call the hooks of `src/hooks/shop-settings.ts`.
+ * The router of SHOP_SETTINGS under `/data/shop_settings` (the entity name is matched
+ * case-insensitively): the middleware of `src/hooks/shop-settings.ts`, then one route per method
+ * the REST configuration allows. Other methods answer 405, or 403 when the configuration switched
+ * them off.
  */
-export const shopSettingsRoutes: DataRoutes = {
+export function createShopSettingsRouter(data: DataContext): EntityRouter {
+  const router = entityRouter(definition, hooks);
+  // GET /data/shop_settings: lists the SHOP_SETTINGS record, as a list of zero or one.
+  router.get('/', (ctx) => listRecords(ctx, data, definition, shopSettingsRestConfig));
+  // GET /data/shop_settings/current: reads the SHOP_SETTINGS record.
+  router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
+  // PUT /data/shop_settings/current: replaces the SHOP_SETTINGS record, or creates it.
+  router.put('/*id', (ctx) => replaceRecord(ctx, data, definition, recordId(ctx), hooks));
+  // PATCH /data/shop_settings/current: changes some fields of the SHOP_SETTINGS record, or creates it.
+  router.patch('/*id', (ctx) => patchRecord(ctx, data, definition, recordId(ctx), hooks));
+  return router;
+}
+
+/** Everything the service needs to serve SHOP_SETTINGS. */
+export const shopSettingsRoutes: DataRoutes<ShopSettings> = {
   definition,
   hooks,
-  /** GET /data/shop_settings: lists records, filtered, sorted and paged. */
-  list: (ctx, data) => listRecords(ctx, data, definition, shopSettingsRestConfig),
-  /** GET /entity/shop_settings/recordCounts: counts records matching the filters. */
-  count: (ctx, data) => countRecords(ctx, data, definition, shopSettingsRestConfig),
-  /** POST /data/shop_settings: inserts one record, or a list of records in one transaction. */
-  insert: (ctx, data) => insertRecords(ctx, data, definition, hooks),
-  /** GET /data/shop_settings/{id}: reads one record. */
-  get: (ctx, data, id) => getRecord(ctx, data, definition, id),
-  /** PUT /data/shop_settings/{id}: replaces a record, renames it, or creates it when absent. */
-  replace: (ctx, data, id) => replaceRecord(ctx, data, definition, id, hooks),
-  /** PATCH /data/shop_settings/{id}: changes some fields of a record. */
-  patch: (ctx, data, id) => patchRecord(ctx, data, definition, id, hooks),
-  /** DELETE /data/shop_settings/{id}: deletes a record and returns it. */
-  remove: (ctx, data, id) => deleteRecord(ctx, data, definition, id, hooks),
+  restConfig: shopSettingsRestConfig,
+  router: createShopSettingsRouter,
 };

@@ -3,9 +3,7 @@
 
 import type { PatchOf } from '@entity-gen/runtime';
 
-/**
- * Shop settings
- */
+/** Shop settings */
 export interface ShopSettings {
   id: string;
   shopName: string;
@@ -13,9 +11,7 @@ export interface ShopSettings {
   openingDate?: string;
 }
 
-/**
- * A SHOP_SETTINGS record as a POST or PUT body may send it; values are converted on the way in.
- */
+/** A SHOP_SETTINGS record as a POST or PUT body may send it; values are converted on the way in. */
 export interface ShopSettingsInput {
   id: string;
   shopName: string;

@@ -2,18 +2,22 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
-  countRecords,
+  type DataContext,
   type DataRoutes,
   deleteRecord,
+  type EntityRouter,
+  entityRouter,
   getRecord,
   insertRecords,
   listRecords,
   patchRecord,
+  recordId,
   replaceRecord,
   type RestConfig,
 } from '@entity-gen/runtime';
 import { categoryHooks as hooks } from '../../hooks/category.js';
 import { categoryDefinition as definition } from './definition.js';
+import type { Category } from './types.js';
 
 /** REST configuration of CATEGORY: allowed methods and how lists are paged and sorted. */
 export const categoryRestConfig: RestConfig = {
@@ -22,24 +26,31 @@ export const categoryRestConfig: RestConfig = {
 };
 
 /**
- * HTTP handlers of CATEGORY: `/data/category` and `/data/category/{id}` (the entity name is
- * matched case-insensitively). They call the hooks of `src/hooks/category.ts`.
+ * The router of CATEGORY under `/data/category` (the entity name is matched case-insensitively):
+ * the middleware of `src/hooks/category.ts`, then one route per method the REST configuration
+ * allows. Other methods answer 405, or 403 when the configuration switched them off.
  */
-export const categoryRoutes: DataRoutes = {
+export function createCategoryRouter(data: DataContext): EntityRouter {
+  const router = entityRouter(definition, hooks);
+  // GET /data/category: lists CATEGORY records, filtered, sorted and paged.
+  router.get('/', (ctx) => listRecords(ctx, data, definition, categoryRestConfig));
+  // POST /data/category: inserts one CATEGORY record, or a list of them in one transaction.
+  router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
+  // GET /data/category/{id}: reads one CATEGORY record.
+  router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
+  // PUT /data/category/{id}: replaces a CATEGORY record, renames it, or creates it when absent.
+  router.put('/*id', (ctx) => replaceRecord(ctx, data, definition, recordId(ctx), hooks));
+  // PATCH /data/category/{id}: changes some fields of a CATEGORY record.
+  router.patch('/*id', (ctx) => patchRecord(ctx, data, definition, recordId(ctx), hooks));
+  // DELETE /data/category/{id}: deletes a CATEGORY record and returns it.
+  router.delete('/*id', (ctx) => deleteRecord(ctx, data, definition, recordId(ctx), hooks));
+  return router;
+}
+
+/** Everything the service needs to serve CATEGORY. */
+export const categoryRoutes: DataRoutes<Category> = {
   definition,
   hooks,
-  /** GET /data/category: lists records, filtered, sorted and paged. */
-  list: (ctx, data) => listRecords(ctx, data, definition, categoryRestConfig),
-  /** GET /entity/category/recordCounts: counts records matching the filters. */
-  count: (ctx, data) => countRecords(ctx, data, definition, categoryRestConfig),
-  /** POST /data/category: inserts one record, or a list of records in one transaction. */
-  insert: (ctx, data) => insertRecords(ctx, data, definition, hooks),
-  /** GET /data/category/{id}: reads one record. */
-  get: (ctx, data, id) => getRecord(ctx, data, definition, id),
-  /** PUT /data/category/{id}: replaces a record, renames it, or creates it when absent. */
-  replace: (ctx, data, id) => replaceRecord(ctx, data, definition, id, hooks),
-  /** PATCH /data/category/{id}: changes some fields of a record. */
-  patch: (ctx, data, id) => patchRecord(ctx, data, definition, id, hooks),
-  /** DELETE /data/category/{id}: deletes a record and returns it. */
-  remove: (ctx, data, id) => deleteRecord(ctx, data, definition, id, hooks),
+  restConfig: categoryRestConfig,
+  router: createCategoryRouter,
 };

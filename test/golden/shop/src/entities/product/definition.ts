@@ -3,18 +3,18 @@
 
 import {
   arrayOf,
+  defineEntity,
   dictionaryOf,
   type EntityDefinition,
+  type EntityDocument,
   enumConverter,
   type Issue,
   type IssuePath,
   missing,
-  parseKey,
   readRecordBody,
   RECORD_ROOT,
   rejectUnknownFields,
   selectConverter,
-  type TableDescriptor,
   toAny,
   toB64Image,
   toBoolean,
@@ -35,45 +35,88 @@ import type {
   ProductVariantsItem,
 } from './types.js';
 
-/** Storage layout of PRODUCT: one column per field, keyed by code. */
-export const productTable: TableDescriptor = {
-  entity: 'PRODUCT',
-  table: 'product',
-  columns: [
-    { name: 'code', kind: 'text', fieldType: 'STRING', required: true, indexed: false },
-    { name: 'name', kind: 'text', fieldType: 'STRING', required: true, indexed: true },
-    { name: 'category', kind: 'text', fieldType: 'ENTITY_REF', required: false, indexed: true },
-    { name: 'price', kind: 'decimal', fieldType: 'DECIMAL', required: true, indexed: true },
-    { name: 'stock', kind: 'integer', fieldType: 'INTEGER', required: false, indexed: false },
-    { name: 'weightKg', kind: 'double', fieldType: 'DOUBLE', required: false, indexed: false },
-    { name: 'available', kind: 'boolean', fieldType: 'BOOL', required: false, indexed: false },
-    { name: 'releaseDate', kind: 'date', fieldType: 'DATE', required: false, indexed: false },
-    {
-      name: 'lastRestock',
-      kind: 'datetime',
-      fieldType: 'DATE_TIME',
-      required: false,
-      indexed: false,
-    },
-    { name: 'status', kind: 'text', fieldType: 'ENUM', required: false, indexed: false },
-    { name: 'size', kind: 'text', fieldType: 'SELECT', required: false, indexed: false },
-    { name: 'dimensions', kind: 'json', fieldType: 'OBJECT', required: false, indexed: false },
-    { name: 'tags', kind: 'json', fieldType: 'ARRAY', required: false, indexed: false },
-    { name: 'ratings', kind: 'json', fieldType: 'ARRAY', required: false, indexed: false },
-    { name: 'variants', kind: 'json', fieldType: 'ARRAY', required: false, indexed: false },
-    { name: 'sizeChart', kind: 'json', fieldType: 'ARRAY', required: false, indexed: false },
-    { name: 'prices', kind: 'json', fieldType: 'DICTIONARY', required: false, indexed: false },
-    { name: 'image', kind: 'text', fieldType: 'B64_IMAGE', required: false, indexed: false },
-    { name: 'attributes', kind: 'json', fieldType: 'ANY', required: false, indexed: false },
-    {
-      name: 'warehouse',
-      kind: 'json',
-      fieldType: 'GEOHASH_LOCATION',
-      required: false,
-      indexed: false,
-    },
-  ],
-  key: ['code'],
+/**
+ * PRODUCT as the schema declares it. The runtime derives the rest from this one description: the
+ * table, the fields that lists filter and sort by, record ids, and what `/entity` shows.
+ */
+const document: EntityDocument = {
+  type: 'ENTITY',
+  entity: {
+    name: 'PRODUCT',
+    displayName: 'Product',
+    description: 'Something the shop sells.',
+    lk: ['code'],
+    fields: [
+      {
+        name: 'code',
+        type: 'STRING',
+        required: true,
+        description: 'Stock keeping unit, unique per product.',
+      },
+      { name: 'name', type: 'STRING', required: true, index: true },
+      { name: 'category', type: 'ENTITY_REF', entityRef: { entity: 'CATEGORY' }, index: true },
+      { name: 'price', type: 'DECIMAL', required: true, index: true },
+      { name: 'stock', type: 'INTEGER' },
+      { name: 'weightKg', type: 'DOUBLE', displayName: 'Weight (kg)' },
+      { name: 'available', type: 'BOOL' },
+      { name: 'releaseDate', type: 'DATE' },
+      { name: 'lastRestock', type: 'DATE_TIME' },
+      { name: 'status', type: 'ENUM', enums: ['DRAFT', 'ACTIVE', 'RETIRED'] },
+      {
+        name: 'size',
+        type: 'SELECT',
+        select: {
+          elems: [
+            { value: 'S', displayName: 'Small' },
+            { value: 'M', displayName: 'Medium' },
+            { value: 'L', displayName: 'Large' },
+          ],
+        },
+      },
+      {
+        name: 'dimensions',
+        type: 'OBJECT',
+        object: {
+          fields: [
+            { name: 'width', type: 'DOUBLE', required: true },
+            { name: 'height', type: 'DOUBLE', required: true },
+            { name: 'unit', type: 'ENUM', enums: ['cm', 'in'] },
+          ],
+        },
+      },
+      { name: 'tags', type: 'ARRAY', array: { type: 'STRING' } },
+      { name: 'ratings', type: 'ARRAY', array: { type: 'INTEGER' } },
+      {
+        name: 'variants',
+        type: 'ARRAY',
+        array: {
+          type: 'OBJECT',
+          object: {
+            fields: [
+              { name: 'sku', type: 'STRING', required: true },
+              { name: 'color', type: 'STRING' },
+              { name: 'extraPrice', type: 'DECIMAL' },
+            ],
+          },
+        },
+      },
+      { name: 'sizeChart', type: 'ARRAY', array: { type: 'ARRAY', array: { type: 'DOUBLE' } } },
+      {
+        name: 'prices',
+        type: 'DICTIONARY',
+        description: 'Price per currency code.',
+        dict: {
+          fields: [
+            { name: 'amount', type: 'DECIMAL', required: true },
+            { name: 'validFrom', type: 'DATE' },
+          ],
+        },
+      },
+      { name: 'image', type: 'B64_IMAGE' },
+      { name: 'attributes', type: 'ANY' },
+      { name: 'warehouse', type: 'GEOHASH_LOCATION' },
+    ],
+  },
 };
 
 const productFields: ReadonlySet<string> = new Set([
@@ -279,56 +322,8 @@ function readProductPricesEntry(
   return { amount, validFrom };
 }
 
-/** Key converters of PRODUCT, in `lk` order, for ids taken from URLs. */
-const keyConverters = [toText];
-
 /** Everything the runtime needs to store and serve PRODUCT records. */
-export const productDefinition: EntityDefinition<Product> = {
-  name: 'PRODUCT',
-  table: productTable,
-  keySeparator: '~',
-  singleRecordId: undefined,
-  fields: {
-    code: { type: 'STRING' },
-    name: { type: 'STRING' },
-    category: { type: 'ENTITY_REF' },
-    price: { type: 'DECIMAL' },
-    stock: { type: 'INTEGER' },
-    weightKg: { type: 'DOUBLE' },
-    available: { type: 'BOOL' },
-    releaseDate: { type: 'DATE' },
-    lastRestock: { type: 'DATE_TIME' },
-    status: { type: 'ENUM', values: ['DRAFT', 'ACTIVE', 'RETIRED'] },
-    size: { type: 'SELECT', values: ['S', 'M', 'L'] },
-    dimensions: {
-      type: 'OBJECT',
-      fields: {
-        width: { type: 'DOUBLE' },
-        height: { type: 'DOUBLE' },
-        unit: { type: 'ENUM', values: ['cm', 'in'] },
-      },
-    },
-    tags: { type: 'ARRAY', element: { type: 'STRING' } },
-    ratings: { type: 'ARRAY', element: { type: 'INTEGER' } },
-    variants: {
-      type: 'ARRAY',
-      element: {
-        type: 'OBJECT',
-        fields: {
-          sku: { type: 'STRING' },
-          color: { type: 'STRING' },
-          extraPrice: { type: 'DECIMAL' },
-        },
-      },
-    },
-    sizeChart: { type: 'ARRAY', element: { type: 'ARRAY', element: { type: 'DOUBLE' } } },
-    prices: { type: 'DICTIONARY' },
-    image: { type: 'B64_IMAGE' },
-    attributes: { type: 'ANY' },
-    warehouse: { type: 'GEOHASH_LOCATION' },
-  },
+export const productDefinition: EntityDefinition<Product> = defineEntity({
+  document,
   read: readProduct,
-  keyOf: (record) => [record.code],
-  idOf: (record) => String(record.code),
-  parseId: (id) => parseKey(id, '~', keyConverters),
-};
+});

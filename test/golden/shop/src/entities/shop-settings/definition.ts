@@ -2,31 +2,39 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  defineEntity,
   type EntityDefinition,
+  type EntityDocument,
   enumConverter,
   type Issue,
   missing,
-  parseKey,
   readRecordBody,
   RECORD_ROOT,
   rejectUnknownFields,
-  type TableDescriptor,
   toDate,
   toText,
 } from '@entity-gen/runtime';
 import type { ShopSettings } from './types.js';
 
-/** Storage layout of SHOP_SETTINGS: one column per field, keyed by id. */
-export const shopSettingsTable: TableDescriptor = {
-  entity: 'SHOP_SETTINGS',
-  table: 'shop_settings',
-  columns: [
-    { name: 'id', kind: 'text', fieldType: 'STRING', required: true, indexed: false },
-    { name: 'shopName', kind: 'text', fieldType: 'STRING', required: true, indexed: false },
-    { name: 'currency', kind: 'text', fieldType: 'ENUM', required: false, indexed: false },
-    { name: 'openingDate', kind: 'date', fieldType: 'DATE', required: false, indexed: false },
-  ],
-  key: ['id'],
+/**
+ * SHOP_SETTINGS as the schema declares it. The runtime derives the rest from this one description:
+ * the table, the fields that lists filter and sort by, record ids, and what `/entity` shows.
+ */
+const document: EntityDocument = {
+  type: 'ENTITY',
+  entity: {
+    name: 'SHOP_SETTINGS',
+    displayName: 'Shop settings',
+    singleRecord: true,
+    lkValue: 'current',
+    lk: ['id'],
+    fields: [
+      { name: 'id', type: 'STRING', required: true },
+      { name: 'shopName', type: 'STRING', required: true },
+      { name: 'currency', type: 'ENUM', enums: ['EUR', 'USD', 'GBP'] },
+      { name: 'openingDate', type: 'DATE' },
+    ],
+  },
 };
 
 const shopSettingsFields: ReadonlySet<string> = new Set([
@@ -66,23 +74,8 @@ export function readShopSettings(input: unknown, issues: Issue[]): ShopSettings 
   return { id, shopName, currency, openingDate };
 }
 
-/** Key converters of SHOP_SETTINGS, in `lk` order, for ids taken from URLs. */
-const keyConverters = [toText];
-
 /** Everything the runtime needs to store and serve SHOP_SETTINGS records. */
-export const shopSettingsDefinition: EntityDefinition<ShopSettings> = {
-  name: 'SHOP_SETTINGS',
-  table: shopSettingsTable,
-  keySeparator: '~',
-  singleRecordId: 'current',
-  fields: {
-    id: { type: 'STRING' },
-    shopName: { type: 'STRING' },
-    currency: { type: 'ENUM', values: ['EUR', 'USD', 'GBP'] },
-    openingDate: { type: 'DATE' },
-  },
+export const shopSettingsDefinition: EntityDefinition<ShopSettings> = defineEntity({
+  document,
   read: readShopSettings,
-  keyOf: (record) => [record.id],
-  idOf: (record) => String(record.id),
-  parseId: (id) => parseKey(id, '~', keyConverters),
-};
+});
