@@ -123,14 +123,18 @@ export function createProgram(io: Io): Command {
     const plan = prepared.plan;
     if (isUpToDate(plan)) {
       const problems = plan.userCode?.problems.length ?? 0;
+      // Code that could not be type-checked is not known to compile: CI must not pass it.
+      const unchecked = plan.userCode?.notChecked !== undefined;
       io.out(
-        problems === 0
-          ? `${request.outputDir} is up to date.\n`
-          : `${request.outputDir} is up to date, but your own code does not compile against it.\n`,
+        problems > 0
+          ? `${request.outputDir} is up to date, but your own code does not compile against it.\n`
+          : unchecked
+            ? `${request.outputDir} is up to date, but your own code could not be type-checked.\n`
+            : `${request.outputDir} is up to date.\n`,
       );
       for (const line of describeUserCode(plan)) io.out(`${line}\n`);
       for (const note of plan.notes) io.out(`note: ${note}\n`);
-      if (problems > 0) process.exitCode = EXIT_INVALID;
+      if (problems > 0 || unchecked) process.exitCode = EXIT_INVALID;
       return;
     }
     const counts = countPlan(plan);

@@ -12,6 +12,7 @@
  *    be; the user files' errors are reported with the schema change that most likely caused them.
  */
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -40,6 +41,8 @@ interface RewriteInput extends UserCodeRequest {
   readonly rename: boolean;
 }
 
+const RUNTIME_PACKAGE = '@entity-gen/runtime';
+
 /** A file next to this module: where the generator's own dependencies resolve from. */
 const GENERATOR_ANCHOR = fileURLToPath(import.meta.url);
 
@@ -53,14 +56,18 @@ export async function rewriteUserCode(input: RewriteInput): Promise<UserCodeResu
     finalFiles.delete(edit.from);
     finalFiles.set(edit.path, edit.contents);
   }
-  const typesAvailable = resolvesFrom(input.outputDir, '@types/node/package.json');
-  if (!typesAvailable) {
+  const packages = packagesOf(input);
+  const missing = (options.types ?? []).filter(
+    (name) => resolveTypes(name, input.outputDir, packages, ts.sys, options) === undefined,
+  );
+  if (missing.length > 0) {
     return {
       ...renamed,
       problems: [],
       notChecked:
-        "the service's dependencies are not installed (run npm install in the service folder " +
-        'to have your own code type-checked against the generated code)',
+        `the type declarations ${missing.map((name) => `'${name}'`).join(', ')} were found ` +
+        "neither in the service's node_modules nor among entity-gen's own packages (run npm " +
+        'install in the service folder)',
     };
   }
   const problems = typeCheck(input, finalFiles, options);
@@ -77,7 +84,7 @@ interface Renamed {
 
 async function applyRenames(input: RewriteInput, options: ts.CompilerOptions): Promise<Renamed> {
   const { outputDir } = input;
-  const project = newProject(outputDir, { ...options, types: [] }, new Set());
+  const project = newProject(packagesOf(input), { ...options, types: [] }, new Set());
   for (const path of await typeScriptFiles(outputDir, SOURCE_DIR)) {
     project.addSourceFileAtPath(join(outputDir, path));
   }
@@ -260,7 +267,7 @@ function typeCheck(
   const hidden = new Set<string>();
   for (const path of input.userFiles.keys())
     if (!userFiles.has(path)) hidden.add(join(outputDir, path));
-  const project = newProject(outputDir, options, hidden);
+  const project = newProject(packagesOf(input), options, hidden);
   for (const [path, text] of sources)
     project.createSourceFile(join(outputDir, path), text, { overwrite: true });
   for (const path of staleGenerated(outputDir, sources)) hidden.add(path);
@@ -364,12 +371,55 @@ function compilerOptions(input: UserCodeRequest): ts.CompilerOptions {
 }
 
 /**
- * A project on the real file system (so the service's installed packages resolve), where the
- * files in `hidden` do not exist and `@entity-gen/runtime` falls back to the generator's own copy
- * when the service's dependencies are not installed.
+ * Where the service's packages are found: in its own node_modules (or a parent folder's), else,
+ * for a package that installing the service would provide, in entity-gen's own installation.
+ * `check` in a CI job that never ran npm install in the service thus still type-checks the user's
+ * files, against the runtime this entity-gen generates for and the types it depends on.
+ */
+interface Packages {
+  readonly outputDir: string;
+  /** Package names that may come from entity-gen's installation. */
+  readonly fallback: ReadonlySet<string>;
+}
+
+function packagesOf(input: UserCodeRequest): Packages {
+  const manifest = input.generated.find((file) => file.path === 'package.json')?.contents;
+  const names = new Set([RUNTIME_PACKAGE, ...dependencyNames(manifest, true)]);
+  // The runtime's dependencies are installed with it (hoisted into the service's node_modules).
+  const runtime = generatorPackages().runtimeManifest;
+  if (runtime !== undefined)
+    for (const name of dependencyNames(ts.sys.readFile(runtime), false)) names.add(name);
+  return { outputDir: input.outputDir, fallback: names };
+}
+
+/** The dependencies (and devDependencies, with `dev`) a package.json text names. */
+function dependencyNames(manifest: string | undefined, dev: boolean): string[] {
+  if (manifest === undefined) return [];
+  try {
+    const json = JSON.parse(manifest) as Record<string, unknown>;
+    return (dev ? ['dependencies', 'devDependencies'] : ['dependencies']).flatMap((key) => {
+      const deps = json[key];
+      return typeof deps === 'object' && deps !== null ? Object.keys(deps) : [];
+    });
+  } catch {
+    return []; // not JSON: nothing to add
+  }
+}
+
+/** The package a bare module specifier names (`@scope/name/sub` → `@scope/name`). */
+function packageName(specifier: string): string | undefined {
+  if (specifier.startsWith('.') || specifier.startsWith('/') || specifier.includes(':'))
+    return undefined;
+  const parts = specifier.split('/');
+  return (specifier.startsWith('@') ? parts.slice(0, 2) : parts.slice(0, 1)).join('/');
+}
+
+/**
+ * A project on the real file system (so the service's installed packages resolve, see
+ * `Packages`), where the files in `hidden` do not exist.
  */
 function newProject(
-  outputDir: string,
+  packages: Packages,
   options: ts.CompilerOptions,
   hidden: ReadonlySet<string>,
 ): Project {
@@ -377,31 +427,112 @@ function newProject(
     compilerOptions: options,
     skipAddingFilesFromTsConfig: true,
     resolutionHost: (host, getOptions) => {
-      const visible: ts.ModuleResolutionHost = {
-        ...host,
-        fileExists: (path) => !hidden.has(path) && host.fileExists(path),
-        readFile: (path) => (hidden.has(path) ? undefined : host.readFile(path)),
-      };
+      const visible = visibleHost(host, hidden);
       return {
         resolveModuleNames: (names, containingFile) =>
           names.map((name) => {
             const found = ts.resolveModuleName(name, containingFile, getOptions(), visible);
-            if (found.resolvedModule !== undefined || !name.startsWith('@entity-gen/runtime'))
+            const pkg = packageName(name);
+            if (found.resolvedModule !== undefined || pkg === undefined)
               return found.resolvedModule;
-            return ts.resolveModuleName(name, GENERATOR_ANCHOR, getOptions(), visible)
-              .resolvedModule;
+            if (!packages.fallback.has(pkg)) return undefined;
+            for (const from of generatorPackages().anchors) {
+              const module = ts.resolveModuleName(name, from, getOptions(), visible);
+              if (module.resolvedModule !== undefined) return module.resolvedModule;
+            }
+            return undefined;
+          }),
+        resolveTypeReferenceDirectives: (names, containingFile) =>
+          names.map((reference) => {
+            const name = typeof reference === 'string' ? reference : reference.fileName;
+            // A reference in a declaration file (`@types/koa` naming `node`) resolves from there;
+            // the compiler option `types` from the service folder, not the working directory.
+            const from = containingFile.includes('/node_modules/')
+              ? dirname(containingFile)
+              : packages.outputDir;
+            return resolveTypes(name, from, packages, visible, getOptions());
           }),
       };
     },
   });
 }
 
-/** Whether `specifier` resolves with Node's rules from `dir`. */
-function resolvesFrom(dir: string, specifier: string): boolean {
-  for (let current = dir; ; current = dirname(current)) {
-    if (existsSync(join(current, 'node_modules', specifier))) return true;
-    if (dirname(current) === current) return false;
+/** A resolution host on which the files in `hidden` do not exist. */
+function visibleHost(
+  host: ts.ModuleResolutionHost,
+  hidden: ReadonlySet<string>,
+): ts.ModuleResolutionHost {
+  return {
+    ...host,
+    fileExists: (path) => !hidden.has(path) && host.fileExists(path),
+    readFile: (path) => (hidden.has(path) ? undefined : host.readFile(path)),
+  };
+}
+
+/**
+ * The type declarations `name` (`node` of the compiler option `types`): from the node_modules/@types
+ * folders at and above `dir`, else from entity-gen's installation when installing the service
+ * would provide them.
+ */
+function resolveTypes(
+  name: string,
+  dir: string,
+  packages: Packages,
+  host: ts.ModuleResolutionHost,
+  options: ts.CompilerOptions,
+): ts.ResolvedTypeReferenceDirective | undefined {
+  const fallback = packages.fallback.has(`@types/${name}`) || packages.fallback.has(name);
+  const starts = [
+    dir,
+    ...(fallback ? generatorPackages().anchors.map((file) => dirname(file)) : []),
+  ];
+  for (const start of starts) {
+    // The default type roots are the node_modules/@types folders above the current directory.
+    const here: ts.ModuleResolutionHost = { ...host, getCurrentDirectory: () => start };
+    const found = ts.resolveTypeReferenceDirective(
+      name,
+      join(start, '__inferred type names__.ts'),
+      { ...options, typeRoots: undefined },
+      here,
+    ).resolvedTypeReferenceDirective;
+    if (found?.resolvedFileName !== undefined) return found;
   }
+  return undefined;
+}
+
+interface GeneratorPackages {
+  /** Files that entity-gen's own dependencies resolve from, in order. */
+  readonly anchors: readonly string[];
+  /** The package.json of the runtime entity-gen depends on. */
+  readonly runtimeManifest?: string;
+}
+
+let generatorPackagesFound: GeneratorPackages | undefined;
+
+/**
+ * Where entity-gen's own dependencies are, wherever the package manager put them: next to this
+ * module (the CLI depends on `@entity-gen/runtime`), next to the runtime (koa, `@types/koa`) and
+ * next to `@types/koa` (`@types/node`, which it depends on).
+ */
+function generatorPackages(): GeneratorPackages {
+  if (generatorPackagesFound !== undefined) return generatorPackagesFound;
+  const resolve = (specifier: string, from: string): string | undefined => {
+    try {
+      return createRequire(from).resolve(specifier);
+    } catch {
+      return undefined; // not installed: the other places may still have it
+    }
+  };
+  const anchors = [GENERATOR_ANCHOR];
+  const runtimeManifest = resolve(`${RUNTIME_PACKAGE}/package.json`, GENERATOR_ANCHOR);
+  if (runtimeManifest !== undefined) {
+    anchors.push(runtimeManifest);
+    const koaTypes = resolve('@types/koa/package.json', runtimeManifest);
+    if (koaTypes !== undefined) anchors.push(koaTypes);
+  }
+  generatorPackagesFound =
+    runtimeManifest === undefined ? { anchors } : { anchors, runtimeManifest };
+  return generatorPackagesFound;
 }
 
 function pathOf(outputDir: string, file: SourceFile): string {

@@ -68,9 +68,14 @@ const SERVICE_DEPENDENCIES = {
 
 /**
  * Emits every file of the service from the model with the templates. The TypeScript comes out
- * unformatted; the format step (./format.ts) lays it out.
+ * unformatted; the format step (./format.ts) lays it out. `accessText` is the access file as
+ * written, shown in the README.
  */
-export function emitService(model: ServiceModel, options: EmitOptions): EmittedFile[] {
+export function emitService(
+  model: ServiceModel,
+  options: EmitOptions,
+  accessText = '',
+): EmittedFile[] {
   const templates = loadTemplates();
   const userTemplates = loadUserTemplates();
   const all = model.sourceFiles;
@@ -130,7 +135,7 @@ export function emitService(model: ServiceModel, options: EmitOptions): EmittedF
         entities: model.entities.map(readmeEntityView),
         access:
           model.accessControlled && options.accessFile !== undefined
-            ? readmeAccessView(model, options.accessFile)
+            ? readmeAccessView(model, options.accessFile, accessText)
             : undefined,
       }),
       sources: all,
@@ -405,8 +410,15 @@ function compareIgnoringCase(a: string, b: string): number {
   return x < y ? -1 : x > y ? 1 : a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** The access table of the README: roles per entity and method. */
-function readmeAccessView(model: ServiceModel, file: string): object {
+/** Roles every principal has or that need none: not worth putting into an example token. */
+const IMPLICIT_ROLES: readonly string[] = ['public', 'authenticated'];
+
+/**
+ * The access section of the README: the access file as written, roles per entity and method (as
+ * code), and what its token example uses: a role the file names (preferably one that creates
+ * records) and an entity to list (preferably one with an owner rule that needs credentials).
+ */
+function readmeAccessView(model: ServiceModel, file: string, text: string): object {
   const roles = (list: readonly string[] | undefined): string =>
     list === undefined || list.length === 0
       ? 'nobody'
@@ -420,9 +432,46 @@ function readmeAccessView(model: ServiceModel, file: string): object {
     DELETE: roles(entity.access?.methods.DELETE),
     owner: entity.access?.owner === undefined ? '' : `\`${entity.access.owner}\``,
   }));
+  // The token matters most where listing needs credentials, and shows the owner rule if any.
+  const needsToken = (entity: ServedEntity): boolean =>
+    !(entity.access?.methods.GET_LIST ?? []).includes('public');
+  const owned = (entity: ServedEntity): boolean => entity.access?.owner !== undefined;
   const example =
-    model.entities.find((entity) => entity.access?.owner !== undefined) ?? model.entities[0];
-  return { file, entities, example: example?.pathName ?? '' };
+    model.entities.find((entity) => owned(entity) && needsToken(entity)) ??
+    model.entities.find(owned) ??
+    model.entities.find(needsToken) ??
+    model.entities[0];
+  // A role other than admin (which the owner rule does not restrict), and only a plain name: it
+  // goes into the shell command of the example.
+  const named = (methods: readonly (readonly string[])[], admin: boolean): string | undefined =>
+    methods
+      .flat()
+      .find(
+        (role) =>
+          !IMPLICIT_ROLES.includes(role) && (admin || role !== 'admin') && /^[\w.:-]+$/.test(role),
+      );
+  const rules = model.entities.flatMap((entity) =>
+    entity.access === undefined ? [] : [entity.access],
+  );
+  const news = rules.map((rule) => rule.methods.NEW);
+  const all = rules.flatMap((rule) => Object.values(rule.methods));
+  const role = named(news, false) ?? named(all, false) ?? named(all, true);
+  const trimmed = text.trimEnd();
+  return {
+    file,
+    // Longer than any backtick run in the file, so the file cannot end the code block.
+    fence: '`'.repeat(Math.max(3, ...[...trimmed.matchAll(/`+/g)].map((run) => run[0].length + 1))),
+    language: /\.json$/i.test(file) ? 'json' : 'yaml',
+    text: trimmed,
+    entities,
+    example: example?.pathName ?? '',
+    exampleName: example?.name ?? '',
+    exampleNeedsToken: example !== undefined && needsToken(example),
+    hasOwner: model.entities.some(owned),
+    hasSingleRecord: model.entities.some((entity) => entity.singleRecord),
+    tokenRole: role ?? '',
+    tokenRoles: role === undefined ? '[]' : `['${role}']`,
+  };
 }
 
 function readmeEntityView(entity: ServedEntity): object {

@@ -107,7 +107,7 @@ export async function generate(input: GenerateInput): Promise<GenerateResult> {
       ? { accessFile: input.access.file }
       : {}),
   };
-  const emitted = emitService(model, options).map((file) => ({
+  const emitted = emitService(model, options, input.access?.text).map((file) => ({
     path: file.path,
     owner: file.owner,
     contents:

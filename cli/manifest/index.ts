@@ -17,9 +17,9 @@
  * sorted by path, 2-space JSON with a trailing newline. The manifest
  * does not list itself, nor the user's files (`src/hooks/*`, `src/server.ts`). `invocation` is the
  * generation to repeat when `generate`, `check` or `dev` get no schema (paths relative to the
- * output folder). It records no generator version, so a newer entity-gen that writes the same
- * files leaves the manifest, and `check`, unchanged; a `generator` key of older manifests is read
- * and dropped.
+ * output folder). It records no generator version: a newer entity-gen changes it only where the
+ * files it writes change (after an upgrade, the runtime range of package.json, unless an explicit
+ * --runtime-spec is recorded); a `generator` key of older manifests is read and dropped.
  */
 import { createHash } from 'node:crypto';
 import type { JsonValue } from '../schema/types.js';

@@ -14,6 +14,7 @@ import {
 import { ownerScopeOf, owns, requireOwned, withOwner } from './auth/owner.js';
 import type { EntityHooks } from './hooks.js';
 import { readJsonBody } from './http/body.js';
+import type { RequestState } from './http/errors.js';
 import { withRecordLock } from './record-lock.js';
 import type { Issue } from './issues.js';
 
@@ -287,6 +288,8 @@ async function writeRecordNow<R extends object>(
     }
     if (existing === undefined && !createIfAbsent)
       throw new RecordNotFoundError(definition.name, id);
+    // Creating through PUT or PATCH needs the NEW role as well as UPDATE.
+    if (existing === undefined) (ctx.state as RequestState).authorizeCreate?.();
     let record = build(existing?.record);
     if (existing === undefined) {
       if (hooks.beforeInsert !== undefined)

@@ -44,19 +44,32 @@ const DATA_PREFIX = '/data/';
  * The router of one entity: `@koa/router` with the prefix `/data/<entity>` (matched
  * case-insensitively), then the access check of each request (when there are access rules) and
  * the entity's middleware from its hooks. The generated routes are added to it.
+ *
+ * PUT and PATCH create an absent record: that needs NEW as well as UPDATE — switched on by the
+ * REST configuration and, with access rules, allowed to the caller — which the operation checks
+ * (`RequestState.authorizeCreate`) once it knows the record is absent.
  */
 export function entityRouter<TRecord extends object>(
   definition: EntityDefinition<TRecord>,
   hooks: EntityHooks<TRecord>,
+  restConfig: RestConfig,
   access?: AccessRules,
 ): EntityRouter {
   const router = new Router<RequestState>({ prefix: `${DATA_PREFIX}${pathNameOf(definition)}` });
-  if (access !== undefined) {
-    router.use((ctx, next) => {
-      guard(ctx, access, accessMethodOf(ctx.method, isRecordPath(ctx.path)), definition.name);
-      return next();
-    });
-  }
+  const name = definition.name;
+  const creates = restConfig.allowedMethods.includes('NEW');
+  router.use((ctx, next) => {
+    if (access !== undefined)
+      guard(ctx, access, accessMethodOf(ctx.method, isRecordPath(ctx.path)), name);
+    if (ctx.method === 'PUT' || ctx.method === 'PATCH') {
+      const principal = ctx.state.principal;
+      ctx.state.authorizeCreate = () => {
+        if (!creates) throw new MethodForbiddenError(name, 'NEW');
+        if (access !== undefined) authorize(access, 'NEW', name, principal);
+      };
+    }
+    return next();
+  });
   if (hooks.middleware !== undefined && hooks.middleware.length > 0)
     router.use(...hooks.middleware);
   return router;

@@ -1,6 +1,7 @@
 /**
- * The access file (`--access`): every validation rule as a table (`line:col CODE` per case), the
- * resolved rules (defaults filled in), and the CLI's `file:line:col` output with nothing written.
+ * The access file (`--access`): every validation rule as a table (`line:col CODE` per case), in
+ * YAML and in JSON, the resolved rules (defaults filled in; the same from either format), and the
+ * CLI's `file:line:col` output with nothing written.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -8,6 +9,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { loadAccess } from '../../cli/access/index.js';
 import { OUTPUT, ROOT } from '../helpers/generate.js';
 import { modelOf } from '../migrate/helpers.js';
@@ -17,8 +19,8 @@ const MODEL = modelOf(
   'schema.yaml',
 );
 
-function problems(text: string): string[] {
-  return loadAccess({ file: 'access.yaml', text }, MODEL).diagnostics.map(
+function problems(text: string, file = 'access.yaml'): string[] {
+  return loadAccess({ file, text }, MODEL).diagnostics.map(
     (d) => `${d.line}:${d.column} ${d.code}`,
   );
 }
@@ -95,6 +97,25 @@ describe('access file validation', () => {
           DELETE: ['admin'],
         },
       },
+      CUSTOMER: {
+        methods: {
+          GET_LIST: ['admin'],
+          GET_BYID: ['admin'],
+          NEW: ['admin'],
+          UPDATE: ['admin'],
+          DELETE: ['admin'],
+        },
+      },
+      NOTE: {
+        methods: {
+          GET_LIST: ['public'],
+          GET_BYID: ['public'],
+          NEW: ['public'],
+          UPDATE: ['authenticated'],
+          DELETE: ['authenticated'],
+        },
+        owner: 'author',
+      },
       ORDER: {
         methods: {
           GET_LIST: ['authenticated'],
@@ -110,46 +131,141 @@ describe('access file validation', () => {
           GET_LIST: ['public'],
           GET_BYID: ['public'],
           NEW: ['editor', 'admin'],
+          UPDATE: ['editor', 'admin', 'reviewer'],
+          DELETE: ['admin'],
+        },
+      },
+      SETTINGS: {
+        methods: {
+          GET_LIST: ['public'],
+          GET_BYID: ['public'],
+          NEW: ['admin'],
           UPDATE: ['editor', 'admin'],
           DELETE: ['admin'],
         },
+      },
+      WISHLIST: {
+        methods: {
+          GET_LIST: ['authenticated'],
+          GET_BYID: ['authenticated'],
+          NEW: ['authenticated'],
+          UPDATE: ['authenticated'],
+          DELETE: ['authenticated'],
+        },
+        owner: 'customer',
       },
     });
     expect(loadAccess(undefined, MODEL)).toEqual({ access: undefined, diagnostics: [] });
   });
 });
 
-describe('entity-gen generate --access', () => {
-  it('reports problems as file:line:col, exits 1 and writes nothing', async () => {
-    const work = join(OUTPUT, 'access-cli');
-    await rm(work, { recursive: true, force: true });
-    await mkdir(work, { recursive: true });
-    await writeFile(
-      join(work, 'access.yaml'),
-      'entities:\n  ORDER:\n    owner: total\n    GET: [x]\n',
-    );
-    const run = await promisify(execFile)(
-      process.execPath,
-      [
-        join(ROOT, 'dist/cli/main.js'),
-        'generate',
-        join(ROOT, 'fixtures/access/schema.yaml'),
-        '-o',
-        'svc',
-        '--access',
-        'access.yaml',
-      ],
-      { cwd: work },
-    ).then(
-      () => ({ code: 0, stderr: '' }),
-      (error: { code: number; stderr: string }) => error,
-    );
-    expect(run.code).toBe(1);
-    expect(run.stderr).toBe(
-      "access.yaml:3:12: owner 'total' of entity ORDER is a DECIMAL field; an owner field holds a subject, so it must be STRING, INTEGER or ENTITY_REF (ACCESS_INVALID_OWNER)\n" +
-        "access.yaml:4:5: Unknown method 'GET' for entity ORDER; use GET_LIST, GET_BYID, NEW, UPDATE, DELETE or owner (ACCESS_UNKNOWN_METHOD)\n" +
-        '2 problems found; nothing was written.\n',
-    );
-    expect(existsSync(join(work, 'svc'))).toBe(false);
+describe('access file written in JSON', () => {
+  it.each<[string, { given: string; want: string[] }]>([
+    ['valid', { given: '{"entities": {"PRODUCT": {"GET_LIST": ["public"]}}}', want: [] }],
+    ['not an object', { given: '["a"]', want: ['1:1 ACCESS_INVALID_VALUE'] }],
+    ['unknown top-level key', { given: '{\n  "entitys": {}\n}', want: ['2:3 ACCESS_UNKNOWN_KEY'] }],
+    [
+      'unknown entity',
+      {
+        given: '{\n  "entities": {\n    "PRODUCTS": {}\n  }\n}',
+        want: ['3:5 ACCESS_UNKNOWN_ENTITY'],
+      },
+    ],
+    [
+      'unknown method and an owner of the wrong type',
+      {
+        given:
+          '{\n  "entities": {\n    "ORDER": {\n      "owner": "total",\n      "GET": ["x"]\n    }\n  }\n}',
+        want: ['4:16 ACCESS_INVALID_OWNER', '5:7 ACCESS_UNKNOWN_METHOD'],
+      },
+    ],
+    [
+      'a role that is not a string',
+      {
+        given: '{"entities": {"ORDER": {\n  "NEW": ["admin", 3, ""]}}}',
+        want: ['2:20 ACCESS_INVALID_ROLE', '2:23 ACCESS_INVALID_ROLE'],
+      },
+    ],
+    [
+      'roles that are not a list',
+      { given: '{"default":\n  "admin"}', want: ['2:3 ACCESS_INVALID_VALUE'] },
+    ],
+    [
+      'a key given twice',
+      {
+        given: '{\n  "default": ["a"],\n  "default": ["b"]\n}',
+        want: ['3:3 ACCESS_DUPLICATE_KEY'],
+      },
+    ],
+    ['broken JSON', { given: '{\n  "entities": {,\n}', want: ['2:16 ACCESS_PARSE_ERROR'] }],
+  ])('%s', (_name, { given, want }) => {
+    expect(problems(given, 'access.json')).toEqual(want);
   });
+
+  it('resolves to the same rules as the same file in YAML', async () => {
+    const yamlText = await readFile(join(ROOT, 'fixtures/access/access.yaml'), 'utf8');
+    const fromYaml = loadAccess({ file: 'access.yaml', text: yamlText }, MODEL);
+    const jsonText = JSON.stringify(parseYaml(yamlText), null, 2);
+    const fromJson = loadAccess({ file: 'access.json', text: jsonText }, MODEL);
+    expect(fromJson.diagnostics).toEqual([]);
+    expect(fromJson.access).toEqual(fromYaml.access);
+  });
+});
+
+describe('the shop example', () => {
+  it('has a valid access file, which the README shows as it is', async () => {
+    const shop = modelOf(
+      await readFile(join(ROOT, 'fixtures/shop/shop.yaml'), 'utf8'),
+      'shop.yaml',
+    );
+    const text = await readFile(join(ROOT, 'fixtures/shop/access.yaml'), 'utf8');
+    const { access, diagnostics } = loadAccess({ file: 'access.yaml', text }, shop);
+    expect(diagnostics).toEqual([]);
+    expect(access?.get('CATEGORY')?.methods.NEW).toEqual(['editor', 'admin']);
+    const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+    expect(readme).toContain(`\`\`\`yaml\n${text}\`\`\``);
+  });
+});
+
+describe('entity-gen generate --access', () => {
+  it.each([
+    ['access.yaml', 'entities:\n  ORDER:\n    owner: total\n    GET: [x]\n', '3:12', '4:5'],
+    [
+      'access.json',
+      '{\n  "entities": {\n    "ORDER": {\n      "owner": "total",\n      "GET": ["x"]\n    }\n  }\n}\n',
+      '4:16',
+      '5:7',
+    ],
+  ])(
+    'reports problems of %s as file:line:col, exits 1 and writes nothing',
+    async (file, text, owner, method) => {
+      const work = join(OUTPUT, `access-cli-${file.replace('.', '-')}`);
+      await rm(work, { recursive: true, force: true });
+      await mkdir(work, { recursive: true });
+      await writeFile(join(work, file), text);
+      const run = await promisify(execFile)(
+        process.execPath,
+        [
+          join(ROOT, 'dist/cli/main.js'),
+          'generate',
+          join(ROOT, 'fixtures/access/schema.yaml'),
+          '-o',
+          'svc',
+          '--access',
+          file,
+        ],
+        { cwd: work },
+      ).then(
+        () => ({ code: 0, stderr: '' }),
+        (error: { code: number; stderr: string }) => error,
+      );
+      expect(run.code).toBe(1);
+      expect(run.stderr).toBe(
+        `${file}:${owner}: owner 'total' of entity ORDER is a DECIMAL field; an owner field holds a subject, so it must be STRING, INTEGER or ENTITY_REF (ACCESS_INVALID_OWNER)\n` +
+          `${file}:${method}: Unknown method 'GET' for entity ORDER; use GET_LIST, GET_BYID, NEW, UPDATE, DELETE or owner (ACCESS_UNKNOWN_METHOD)\n` +
+          '2 problems found; nothing was written.\n',
+      );
+      expect(existsSync(join(work, 'svc'))).toBe(false);
+    },
+  );
 });

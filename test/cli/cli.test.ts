@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { cp, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -555,6 +555,85 @@ describe('defaults and the remembered invocation', () => {
       expect(text).not.toContain(ROOT);
     }
     expect(one['src/app.ts']).toContain('from ../../shop.yaml (schema');
+  });
+
+  it('after a CLI upgrade changes only the runtime range of package.json, unless --runtime-spec was given', async () => {
+    // The same CLI under the next patch version: its built code, templates and dependencies.
+    const own = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as {
+      version: string;
+    };
+    const [major, minor, patch] = own.version.split('.').map(Number);
+    const next = `${major}.${minor}.${(patch ?? 0) + 1}`;
+    const upgraded = join(WORK, 'upgraded-cli');
+    await cp(join(ROOT, 'dist', 'cli'), join(upgraded, 'dist', 'cli'), { recursive: true });
+    await cp(join(ROOT, 'templates'), join(upgraded, 'templates'), { recursive: true });
+    await writeFile(
+      join(upgraded, 'package.json'),
+      JSON.stringify({ ...own, version: next }, null, 2),
+    );
+    await symlink(join(ROOT, 'node_modules'), join(upgraded, 'node_modules'), 'dir');
+    const upgradedCli = async (...args: string[]) => {
+      try {
+        const { stdout } = await exec(
+          process.execPath,
+          [join(upgraded, 'dist', 'cli', 'main.js'), ...args],
+          { cwd: WORK },
+        );
+        return { code: 0, stdout };
+      } catch (error) {
+        const failed = error as { code: number; stdout: string };
+        return { code: failed.code, stdout: failed.stdout };
+      }
+    };
+    expect((await upgradedCli('--version')).stdout).toBe(`${next}\n`);
+
+    await cli('generate', 'shop.yaml', '-o', 'svc');
+    await cli('generate', 'shop.yaml', '-o', 'pinned', '--runtime-spec', `^${own.version}`);
+    // File contents by path (the snapshot without modification times and folders).
+    const contents = async (dir: string): Promise<Record<string, string>> =>
+      Object.fromEntries(
+        Object.entries(await folderSnapshot(dir)).flatMap(([path, value]) =>
+          value.endsWith(' <dir>') ? [] : [[path, value.replace(/^\S+ /, '')]],
+        ),
+      );
+    const before = await contents(join(WORK, 'svc'));
+    const pinned = await folderSnapshot(join(WORK, 'pinned'));
+
+    // check names exactly package.json (and the manifest, which records its hash).
+    const stale = await upgradedCli('check', '-o', 'svc');
+    expect(stale.code).toBe(1);
+    expect(stale.stdout).toMatch(/^svc is out of date: 0 to create, 1 to update, \d+ unchanged/);
+    expect(stale.stdout.split('\n').filter((line) => line.startsWith('  '))).toEqual([
+      '  update   .entity-gen/manifest.json',
+      '  update   package.json',
+    ]);
+    expect((await upgradedCli('generate', '-o', 'svc')).code).toBe(0);
+    const after = await contents(join(WORK, 'svc'));
+    const changedLines = (path: string): [string, string][] => {
+      const old = (before[path] ?? '').split('\n');
+      const now = (after[path] ?? '').split('\n');
+      expect(now).toHaveLength(old.length);
+      return old.flatMap((line, index): [string, string][] =>
+        line === now[index] ? [] : [[line, now[index] ?? '']],
+      );
+    };
+    const changed = Object.keys(after).filter((path) => after[path] !== before[path]);
+    expect(changed.sort()).toEqual(['.entity-gen/manifest.json', 'package.json']);
+    expect(changedLines('package.json').map(([, line]) => line)).toEqual([
+      `    "@entity-gen/runtime": "^${next}",`,
+    ]);
+    expect(changedLines('.entity-gen/manifest.json').map(([, line]) => line)).toEqual([
+      expect.stringMatching(/^ {4}"package\.json": "sha256:[0-9a-f]{64}",$/),
+    ]);
+    expect((await upgradedCli('check', '-o', 'svc')).code).toBe(0);
+
+    // A runtime spec given explicitly is remembered: the upgrade changes nothing there.
+    expect(await upgradedCli('check', '-o', 'pinned')).toEqual({
+      code: 0,
+      stdout: 'pinned is up to date.\n',
+    });
+    expect((await upgradedCli('generate', '-o', 'pinned')).code).toBe(0);
+    expect(await folderSnapshot(join(WORK, 'pinned'))).toEqual(pinned);
   });
 });
 

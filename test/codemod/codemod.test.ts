@@ -6,10 +6,12 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { cp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import type { EntityHooks, HookContext } from '@entity-gen/runtime';
 import { describe, expect, it } from 'vitest';
 import { OUTPUT, ROOT } from '../helpers/generate.js';
 
@@ -45,6 +47,18 @@ async function filesUnder(dir: string): Promise<string[]> {
     .sort();
 }
 
+/** The conflicting-name case's hooks module, before (`price`) or after (`cost`) the rename. */
+interface Module {
+  total(product: object): number;
+  summary(product: object): string;
+  input(code: string, price: string): object;
+  margin(product: object): number;
+  productHooks: EntityHooks<object>;
+}
+
+/** The hooks under test never use their context. */
+const context = {} as HookContext;
+
 /** Generates `before.yaml` into a fresh work folder and adds the case's user files. */
 async function prepare(name: string): Promise<string> {
   const work = join(OUTPUT, 'codemod', name);
@@ -68,8 +82,16 @@ async function userFiles(svc: string): Promise<Map<string, string>> {
   return files;
 }
 
-describe('user files follow the renames of a regeneration', () => {
-  it.each(['field-rename', 'entity-rename', 'both', 'syntax-error'])('%s', async (name) => {
+// Each test runs the CLI several times in child processes, type-checking included.
+describe('user files follow the renames of a regeneration', { timeout: 60_000 }, () => {
+  it.each([
+    'field-rename',
+    'entity-rename',
+    'both',
+    'conflicting-name',
+    'unrelated-type',
+    'syntax-error',
+  ])('%s', async (name) => {
     const work = await prepare(name);
     const svc = join(work, 'svc');
     const generated = await cli(work, 'generate', 'schema.yaml', '-o', 'svc');
@@ -93,8 +115,44 @@ describe('user files follow the renames of a regeneration', () => {
     // A second generate writes nothing; check agrees with the result.
     const again = await cli(work, 'generate', 'schema.yaml', '-o', 'svc');
     expect(again.stdout).toMatch(/ 0 created, 0 updated, \d+ unchanged, 0 deleted\./);
+    // check type-checks the user files against the generated code: exit 0 means they compile.
     const check = await cli(work, 'check', 'schema.yaml', '-o', 'svc');
     expect(check.code, check.stdout).toBe(name === 'syntax-error' ? 1 : 0);
+    if (name !== 'syntax-error') expect(check.stdout).toBe('svc is up to date.\n');
+  });
+
+  it('conflicting-name: the rewritten code computes what the original computed', async () => {
+    // The golden files are the codemod's output (the case above compares them); both sides only
+    // import types, so they run as they are. Records of the old schema have `price`, of the new
+    // one `cost`; a rewrite that let the local `cost` (5) capture a renamed local would differ.
+    const folder = join(CASES, 'conflicting-name');
+    const before = (await import(join(folder, 'before', 'src', 'hooks', 'product.ts'))) as Module;
+    const after = (await import(join(folder, 'after', 'src', 'hooks', 'product.ts'))) as Module;
+    const renamed = (value: unknown): unknown =>
+      typeof value === 'object' && value !== null
+        ? Object.fromEntries(
+            Object.entries(value).map(([key, item]) => [key === 'price' ? 'cost' : key, item]),
+          )
+        : value;
+    const calls: [keyof Module, unknown[]][] = [
+      ['total', [{ code: 'p1', price: '10' }]],
+      ['summary', [{ code: 'p1', price: '3' }]],
+      ['summary', [{}]],
+      ['input', ['p1', '9']],
+      ['margin', [{ code: 'p1', price: '10' }]],
+    ];
+    for (const [name, args] of calls) {
+      const expected = (before[name] as (...args: unknown[]) => unknown)(...args);
+      const actual = (after[name] as (...args: unknown[]) => unknown)(...args.map(renamed));
+      expect(actual, `${name}(${JSON.stringify(args)})`).toEqual(renamed(expected));
+    }
+    expect(before.total({ code: 'p1', price: '10' })).toBe(15);
+    for (const price of ['1', '8']) {
+      const record = { code: 'p1', price };
+      const expected = before.productHooks.beforeInsert?.(record, context);
+      const actual = after.productHooks.beforeInsert?.({ code: 'p1', cost: price }, context);
+      expect(actual, `beforeInsert with price ${price}`).toEqual(renamed(expected));
+    }
   });
 
   it('shows the rewrite in --dry-run and writes nothing', async () => {
@@ -104,7 +162,7 @@ describe('user files follow the renames of a regeneration', () => {
     const dry = await cli(work, 'generate', 'schema.yaml', '-o', 'svc', '--dry-run');
     expect(dry.code, dry.stderr).toBe(0);
     expect(dry.stdout).toContain('  update   src/hooks/product.ts (yours; follows the renames)\n');
-    expect(dry.stdout).toContain('  src/hooks/product.ts:15: price → cost\n');
+    expect(dry.stdout).toContain('  src/hooks/product.ts:8: price → cost\n');
     expect(dry.stdout).toContain('  src/lib/pricing.ts:4: price → cost\n');
     expect(await userFiles(svc)).toEqual(before);
   });
@@ -153,5 +211,79 @@ describe('user files follow the renames of a regeneration', () => {
     );
     const check = await cli(work, 'check', 'schema.yaml', '-o', 'svc');
     expect(check.code, check.stdout).toBe(0);
+  });
+
+  it('type-checks a service without node_modules against the packages entity-gen brings', async () => {
+    // As in an application's CI that runs `npx entity-gen check` without installing the service:
+    // no node_modules in the service folder nor above it.
+    const work = await mkdtemp(join(tmpdir(), 'entity-gen-codemod-'));
+    try {
+      for (let dir = work; dirname(dir) !== dir; dir = dirname(dir))
+        expect(existsSync(join(dir, 'node_modules')), dir).toBe(false);
+      await cp(join(CASES, 'field-rename', 'after.yaml'), join(work, 'schema.yaml'));
+      const first = await cli(work, 'generate', 'schema.yaml', '-o', 'svc');
+      expect(first.code, first.stderr).toBe(0);
+      const hooks = join(work, 'svc', 'src', 'hooks', 'product.ts');
+      // Uses the runtime's types (EntityHooks, HttpError), koa's (ctx.set) and Node's (process).
+      const valid = `import { HttpError, type EntityHooks } from '@entity-gen/runtime';
+import type { Product } from '../entities/product/types.js';
+
+export const productHooks: EntityHooks<Product> = {
+  beforeInsert(record, ctx) {
+    if (record.cost === undefined) throw new HttpError(422, 'cost is required');
+    ctx.set('X-Node-Env', process.env['NODE_ENV'] ?? 'none');
+    return record;
+  },
+};
+`;
+      await writeFile(hooks, valid);
+      const check = await cli(work, 'check', '-o', 'svc');
+      expect(check.code, check.stdout).toBe(0);
+      expect(check.stdout).toBe('svc is up to date.\n');
+      await writeFile(hooks, valid.replace('record.cost', 'record.price'));
+      const failing = await cli(work, 'check', '-o', 'svc');
+      expect(failing.code, failing.stdout).toBe(1);
+      expect(failing.stdout).toContain(
+        "src/hooks/product.ts:6:16: Property 'price' does not exist on type 'Product'.",
+      );
+    } finally {
+      await rm(work, { recursive: true, force: true });
+    }
+  });
+
+  it('a generation without renames or edited user files does not load ts-morph', async () => {
+    // ts-morph and the TypeScript compiler are CommonJS: every module of theirs the CLI loads is
+    // in the CommonJS module cache, which this preloaded script lists when the process exits.
+    const work = join(OUTPUT, 'codemod', 'lazy');
+    await rm(work, { recursive: true, force: true });
+    await mkdir(work, { recursive: true });
+    await writeFile(
+      join(work, 'probe.mjs'),
+      "import { writeFileSync } from 'node:fs';\n" +
+        "import { createRequire } from 'node:module';\n" +
+        'const cache = createRequire(import.meta.url).cache;\n' +
+        "process.on('exit', () => writeFileSync('loaded.txt', Object.keys(cache).join('\\n')));\n",
+    );
+    const compiler = /[\\/]node_modules[\\/](ts-morph|@ts-morph|typescript)[\\/]/;
+    const loadsCompiler = async (...args: string[]): Promise<boolean> => {
+      await rm(join(work, 'loaded.txt'), { force: true });
+      await exec(process.execPath, ['--import', './probe.mjs', CLI, ...args], { cwd: work });
+      const loaded = (await readFile(join(work, 'loaded.txt'), 'utf8')).split('\n');
+      expect(loaded.length, 'the probe saw the CLI load modules').toBeGreaterThan(10);
+      return loaded.some((path) => compiler.test(path));
+    };
+    const schema = await readFile(join(CASES, 'field-rename', 'before.yaml'), 'utf8');
+    await writeFile(join(work, 'schema.yaml'), schema);
+    expect(await loadsCompiler('generate', 'schema.yaml', '-o', 'svc'), 'first').toBe(false);
+    // A schema change without a rename; the user files are the starters the generator wrote.
+    const added = `${schema}    - { name: stock, type: INTEGER }\n`;
+    await writeFile(join(work, 'schema.yaml'), added);
+    expect(await loadsCompiler('generate', '-o', 'svc'), 'new field').toBe(false);
+    expect(await loadsCompiler('check', '-o', 'svc'), 'check').toBe(false);
+    // The probe does see the compiler when there is something to check: an edited hooks file.
+    const hooks = join(work, 'svc', 'src', 'hooks', 'product.ts');
+    await writeFile(hooks, `${await readFile(hooks, 'utf8')}// edited\n`);
+    await writeFile(join(work, 'schema.yaml'), `${added}    - { name: note, type: STRING }\n`);
+    expect(await loadsCompiler('generate', '-o', 'svc'), 'edited hooks').toBe(true);
   });
 });

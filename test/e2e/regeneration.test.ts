@@ -7,10 +7,12 @@
  * far must read back in its new shape. Runs on SQLite, and on PostgreSQL when TEST_DATABASE_URL
  * is set.
  */
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
 import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
 import pg from 'pg';
 import { CommanderError } from 'commander';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -30,9 +32,11 @@ import { planMigrations } from '../../cli/migrate/index.js';
 import { tableDescriptor } from '../../cli/migrate/tables.js';
 import type { SchemaModel } from '../../cli/model/types.js';
 import type { JsonValue } from '../../cli/schema/types.js';
-import { OUTPUT } from '../helpers/generate.js';
+import { OUTPUT, ROOT } from '../helpers/generate.js';
 import { serve, type JsonResponse, type TestServer } from '../helpers/http.js';
 import { loadGenerated } from '../helpers/service.js';
+
+const execFileAsync = promisify(execFile);
 
 type Row = Record<string, unknown>;
 /** What GET /data/<entity>/<id> must answer, by entity (upper case) and id. */
@@ -543,8 +547,10 @@ for (const target of cliTargets) {
             await rm(join(out, orphan));
           }
         }
+        // check type-checks the user's files (both hooks) against the new generated code.
         const check = await runCli(['check', '-o', out, ...flags]);
         expect(check.code, `${label}: check ${check.out}${check.err}`).toBe(0);
+        expect(check.out, label).toMatch(/^[^\n]* is up to date\.\n$/);
         const again = await runCli(['generate', '-o', out, ...flags]);
         expect(again.code, label).toBe(0);
         expect(again.out, `${label}: a second generate writes nothing`).toMatch(
@@ -576,7 +582,25 @@ for (const target of cliTargets) {
           }
         });
       }
-      // Each step that changes the service type-checks the user's files in process (ts-morph).
+      // The check above does type-check the hook that followed both renames: reading the field by
+      // its old name again fails it, with the place and the rename that caused it.
+      const clientHooks = join(out, 'src', 'hooks', 'client.ts');
+      const renamedHooks = await readFile(clientHooks, 'utf8');
+      await writeFile(clientHooks, renamedHooks.replace('record.fullName', 'record.name'));
+      const broken = await runCli(['check', '-o', out]);
+      expect(broken.code, broken.out).toBe(1);
+      expect(broken.out).toMatch(
+        /^src\/hooks\/client\.ts:\d+:\d+: Property 'name' does not exist on type 'Client'\./m,
+      );
+      await writeFile(clientHooks, renamedHooks);
+      // And the TypeScript compiler itself accepts the whole service, hooks included, as its
+      // `npm run build` would (it reports every error on stdout and exits non-zero).
+      const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+      const compiled = await execFileAsync(process.execPath, [tsc, '-p', out, '--noEmit']).then(
+        () => '',
+        (error: { stdout?: string }) => error.stdout ?? String(error),
+      );
+      expect(compiled, 'tsc over the service').toBe('');
     }, 300_000);
   });
 }

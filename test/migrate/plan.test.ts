@@ -282,6 +282,29 @@ const CASES: Record<string, Case> = {
       ),
     ),
   },
+  'leaves-single-record-without-key': {
+    before: schema(
+      entity('PREF', [], ['{name: theme, type: STRING}'], 'singleRecord: true\n  lkValue: main'),
+    ),
+    after: schema(
+      entity(
+        'PREF',
+        ['id'],
+        ['{name: id, type: STRING, default: main}', '{name: theme, type: STRING}'],
+      ),
+    ),
+    allowDataLoss: true,
+  },
+  'leaves-single-record-without-key-refused': {
+    before: schema(entity('PREF', [], ['{name: theme, type: STRING}'], 'singleRecord: true')),
+    after: schema(
+      entity(
+        'PREF',
+        ['id'],
+        ['{name: id, type: STRING, default: main}', '{name: theme, type: STRING}'],
+      ),
+    ),
+  },
   'index-added-and-removed': {
     before: one('{name: a, type: STRING, index: true}', '{name: b, type: DECIMAL}'),
     after: one('{name: a, type: STRING}', '{name: b, type: DECIMAL, index: true}'),

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -123,6 +123,86 @@ describe('entity-gen dev', () => {
     expect(await running.exited).toBe(0);
     expect(running.stdout).toContain('[entity-gen dev] stopped');
     await expect(fetch(`${url}/health`)).rejects.toThrow();
+    dev = undefined;
+  }, 120_000);
+
+  it('with no arguments repeats the recorded generation: same schema, REST config and driver, same output folder', async () => {
+    const work = join(OUTPUT, 'regen-dev-recorded');
+    await rm(work, { recursive: true, force: true });
+    await mkdir(work, { recursive: true });
+    const schema = join(work, 'shop.yaml');
+    const original = await readFile(join(ROOT, 'fixtures/shop/shop.yaml'), 'utf8');
+    await writeFile(schema, original);
+    await writeFile(
+      join(work, 'rest.yaml'),
+      await readFile(join(ROOT, 'fixtures/shop/restconfig.yaml'), 'utf8'),
+    );
+    // A generation with options, into the default folder ./service.
+    const generated = spawnSync(
+      process.execPath,
+      [CLI, 'generate', 'shop.yaml', '--rest-config', 'rest.yaml', '--driver', 'sqlite'],
+      { cwd: work, encoding: 'utf8' },
+    );
+    expect(generated.status, generated.stderr).toBe(0);
+    const manifestPath = join(work, 'service', '.entity-gen', 'manifest.json');
+    const manifest = await readFile(manifestPath, 'utf8');
+
+    const port = await freePort();
+    const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1' };
+    delete env['DATABASE_URL'];
+    dev = new DevProcess(
+      spawn(process.execPath, [CLI, 'dev'], { cwd: work, env, stdio: ['ignore', 'pipe', 'pipe'] }),
+    );
+    const running = dev;
+    const url = `http://127.0.0.1:${port}`;
+
+    // 1. It watches the recorded files and finds the folder up to date: had it dropped the REST
+    // configuration or the driver, routes or package.json would have been rewritten.
+    await running.until('first start', () => running.count('listening on') === 1);
+    expect(running.stdout).toContain(
+      '[entity-gen dev] watching shop.yaml, rest.yaml; the service runs from service. Ctrl-C stops.',
+    );
+    expect(running.stdout).toMatch(
+      /\[entity-gen dev\] generated: 0 created, 0 updated, 0 deleted, \d+ unchanged/,
+    );
+    // The REST configuration is in force: CATEGORY allows only GET_BYID and NEW.
+    const list = await fetch(`${url}/data/category`);
+    expect(list.status).toBe(403);
+    expect(await list.json()).toMatchObject({
+      status: 'error',
+      error: { reason: 'Method GET_LIST not allowed for Entity CATEGORY' },
+    });
+
+    // 2. A change of the recorded schema file is seen: regenerated with the same options.
+    await writeFile(
+      schema,
+      original.replace(
+        '    - name: stock\n',
+        '    - name: color\n      type: STRING\n    - name: stock\n',
+      ),
+    );
+    await running.until('restart', () => running.count('listening on') === 2);
+    const posted = await fetch(`${url}/data/product`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ data: { code: 'p1', name: 'Hammer', price: '9.5', color: 'red' } }),
+    });
+    expect(posted.status).toBe(200);
+    expect((await fetch(`${url}/data/category`)).status).toBe(403);
+    const after = JSON.parse(await readFile(manifestPath, 'utf8')) as { invocation: unknown };
+    expect(after.invocation).toEqual((JSON.parse(manifest) as { invocation: unknown }).invocation);
+    expect(after.invocation).toEqual({
+      schemas: ['../shop.yaml'],
+      restConfig: '../rest.yaml',
+      driver: 'sqlite',
+    });
+    const servicePackage = JSON.parse(
+      await readFile(join(work, 'service', 'package.json'), 'utf8'),
+    ) as { dependencies: Record<string, string> };
+    expect(Object.keys(servicePackage.dependencies)).not.toContain('pg');
+
+    running.child.kill('SIGTERM');
+    expect(await running.exited).toBe(0);
     dev = undefined;
   }, 120_000);
 });

@@ -1,37 +1,11 @@
-import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { applyChanges, NODE_FS, type FileChanges, type WriteFileSystem } from '../../cli/write.js';
+import { applyChanges, type FileChanges } from '../../cli/write.js';
 import { OUTPUT } from '../helpers/generate.js';
+import { failing, snapshot } from '../helpers/write.js';
 
 const DIR = join(OUTPUT, 'regen-write');
-
-/** Every file and folder under `dir` with its contents, so any change shows up. */
-async function snapshot(dir: string): Promise<Record<string, string>> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  const result: Record<string, string> = {};
-  for (const entry of entries) {
-    const path = join(entry.parentPath, entry.name).slice(dir.length + 1);
-    result[path] = entry.isFile() ? await readFile(join(dir, path), 'utf8') : '<dir>';
-  }
-  return result;
-}
-
-/** The real file system, except that call number `failAt` of `operation` throws. */
-function failing(operation: keyof WriteFileSystem, failAt: number): WriteFileSystem {
-  let calls = 0;
-  const fail = (): never => {
-    throw Object.assign(new Error(`injected ${operation} failure`), { code: 'EIO' });
-  };
-  return {
-    ...NODE_FS,
-    [operation]: (...args: never[]) => {
-      calls++;
-      if (calls === failAt) fail();
-      return (NODE_FS[operation] as (...a: never[]) => Promise<unknown>)(...args);
-    },
-  };
-}
 
 const CHANGES: FileChanges = {
   writes: [

@@ -3,11 +3,12 @@
 // to a real npm registry started here (Verdaccio, on 127.0.0.1, with a temporary storage and the
 // configured public registry as the uplink for third-party packages), then does in a fresh git
 // repository outside this workspace what a user does: install the CLI, generate, install, build
-// and start the service, write and read a record, check, commit, regenerate, change the schema,
-// regenerate without arguments, rebuild, and find the record still there. Nothing here uses this
-// workspace's node_modules. Every step is logged; any failure exits 1.
+// and `npm start` the service, write and read a record, check, commit (sources only), regenerate,
+// change the schema, regenerate without arguments, rebuild, find the record still there, and see
+// only the schema and the service's sources changed. Nothing here uses this workspace's
+// node_modules. Every step is logged; any failure exits 1.
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
@@ -18,7 +19,16 @@ import { fileURLToPath } from 'node:url';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const started = Date.now();
 const children = new Set();
+/** Children started in a process group of their own (`npm start`): stopped as a whole tree. */
+const groups = new Set();
 let step = 0;
+
+/**
+ * The files of the generated service that are its sources, as committed: everything else under
+ * service/ is dependencies, build output or data, which its .gitignore must keep out of git.
+ */
+const SERVICE_SOURCE =
+  /^service\/(src\/.+|migrations\/.+|README\.md|package\.json|package-lock\.json|tsconfig\.json|\.entity-gen\/manifest\.json)$/;
 
 function log(message) {
   const seconds = ((Date.now() - started) / 1000).toFixed(1).padStart(6);
@@ -71,6 +81,65 @@ function indent(text) {
     .split('\n')
     .map((line) => `    ${line}`)
     .join('\n');
+}
+
+function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function signalGroup(pgid, signal) {
+  try {
+    process.kill(-pgid, signal);
+  } catch (error) {
+    if (error.code !== 'ESRCH') throw error;
+  }
+}
+
+/**
+ * Whether a process of group `pgid` still runs. On Linux the group is read from /proc, so that
+ * zombies (which nobody may reap when PID 1 of a container does not) do not count as running.
+ */
+function groupRuns(pgid) {
+  if (process.platform !== 'linux') {
+    try {
+      process.kill(-pgid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    // "pid (comm) state ppid pgrp …": comm may hold spaces and parentheses.
+    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(pgrp) === pgid && state !== 'Z') return true;
+  }
+  return false;
+}
+
+/**
+ * Stops a child started with `detached: true` and everything it started: SIGTERM to the whole
+ * process group (npm exits at once on SIGTERM, so signalling npm alone would orphan the service),
+ * then waits until no process of the group runs; SIGKILL and a failure after `graceMs`.
+ */
+async function stopGroup(child, what, graceMs = 15_000) {
+  groups.delete(child);
+  const pgid = child.pid;
+  signalGroup(pgid, 'SIGTERM');
+  const deadline = Date.now() + graceMs;
+  while (groupRuns(pgid) || (child.exitCode === null && child.signalCode === null)) {
+    if (Date.now() > deadline) {
+      signalGroup(pgid, 'SIGKILL');
+      fail(`${what} did not stop within ${graceMs / 1000} s of SIGTERM; killed`);
+    }
+    await sleep(100);
+  }
 }
 
 async function freePort() {
@@ -130,6 +199,8 @@ async function main() {
   try {
     await rehearse(work);
   } finally {
+    for (const child of groups) signalGroup(child.pid, 'SIGKILL');
+    groups.clear();
     const left = [...children];
     children.clear();
     for (const child of left) child.kill('SIGKILL');
@@ -270,14 +341,17 @@ async function rehearse(work) {
   await run(npm, ['install'], { cwd: service, env, timeoutMs: 900_000 });
   await run(npm, ['run', 'build'], { cwd: service, env });
 
+  // `npm start`, as the user runs it: npm, the shell of the script and the service form a process
+  // group of their own, which stop() ends as a whole.
   const start = async () => {
     const servicePort = await freePort();
-    const child = spawn(process.execPath, ['dist/server.js'], {
+    const child = spawn(npm, ['start'], {
       cwd: service,
-      env: { ...env, PORT: String(servicePort), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+      env: { ...env, PORT: String(servicePort), HOST: '127.0.0.1' },
       stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
     });
-    children.add(child);
+    groups.add(child);
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));
@@ -290,9 +364,13 @@ async function rehearse(work) {
     return {
       base,
       stop: async () => {
-        children.delete(child);
-        child.kill('SIGTERM');
-        await new Promise((resolve) => child.once('exit', resolve));
+        await stopGroup(child, 'npm start');
+        // The service itself got the signal and shut down in order (its last log line).
+        check(
+          /"msg":"stopped"/.test(output),
+          `the service did not stop cleanly:\n${indent(output)}`,
+        );
+        log('  npm start: the service and its process tree stopped');
       },
     };
   };
@@ -318,11 +396,22 @@ async function rehearse(work) {
   await run('git', [...git, 'commit', '-q', '-m', 'Add the notes service'], { cwd: app, env });
   const tracked = (await run('git', ['ls-files'], { cwd: app, env })).stdout.trim().split('\n');
   log(`  ${tracked.length} files committed: ${tracked.join(', ')}`);
-  const leaked = tracked.filter((path) =>
-    /(^|\/)(node_modules|dist|data)\/|\.db(-wal|-shm)?$/.test(path),
+  // Exactly the application's own files and the service's sources (with its .gitignore).
+  const APP_FILES = ['.gitignore', 'package.json', 'package-lock.json', 'schema.json'];
+  const notSources = tracked.filter(
+    (path) =>
+      !APP_FILES.includes(path) && path !== 'service/.gitignore' && !SERVICE_SOURCE.test(path),
   );
-  check(leaked.length === 0, `committed build output or data: ${leaked.join(', ')}`);
-  check(tracked.includes('service/package-lock.json'), 'the service lock file is not committed');
+  check(notSources.length === 0, `committed files that are not sources: ${notSources.join(', ')}`);
+  for (const path of [
+    'schema.json',
+    'service/.gitignore',
+    'service/package-lock.json',
+    'service/.entity-gen/manifest.json',
+    'service/src/server.ts',
+  ]) {
+    check(tracked.includes(path), `${path} is not committed`);
+  }
 
   begin('regenerate from inside service/ with -o .: nothing changes');
   await run(npx, ['entity-gen', 'generate', '-o', '.'], { cwd: service, env, show: true });
@@ -365,20 +454,21 @@ async function rehearse(work) {
     .split('\n');
   log(`  ${status.join(' | ')}`);
   const paths = status.map((line) => line.slice(3));
-  check(paths.includes('schema.json'), 'the schema change is not in git status');
-  const unexpected = paths.filter(
-    (path) =>
-      path !== 'schema.json' &&
-      !(
-        path.startsWith('service/') &&
-        !/^service\/(node_modules|dist|data)\//.test(path) &&
-        !/\.db(-wal|-shm)?$/.test(path)
-      ),
+  const unexpected = paths.filter((path) => path !== 'schema.json' && !SERVICE_SOURCE.test(path));
+  check(
+    unexpected.length === 0,
+    `changes other than the schema and sources: ${unexpected.join(', ')}`,
   );
-  check(unexpected.length === 0, `unexpected changes: ${unexpected.join(', ')}`);
+  for (const path of ['schema.json', 'service/.entity-gen/manifest.json']) {
+    check(paths.includes(path), `${path} is not changed`);
+  }
   check(
     paths.some((path) => path.startsWith('service/migrations/')),
     'the schema change wrote no migration',
+  );
+  check(
+    paths.some((path) => path.startsWith('service/src/')),
+    'the schema change changed no source file',
   );
   log(`rehearsal passed in ${((Date.now() - started) / 1000).toFixed(0)} s`);
 }

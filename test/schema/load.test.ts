@@ -220,6 +220,8 @@ describe('Gemini compatibility', () => {
       'CATEGORY',
       'PRODUCT',
       'SINGLEREC',
+      'SITE_SETTINGS',
+      'REGION_DEFAULTS',
     ]);
     expect(entities.map((loaded) => loaded.document)).toEqual(JSON.parse(text));
     const [category, product] = entities.map((loaded) => loaded.entity);

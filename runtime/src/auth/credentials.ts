@@ -260,9 +260,9 @@ export async function readApiKeys(file: string): Promise<ApiKey[]> {
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw new Error(
-      `API_KEYS_FILE ${file} is not JSON: ${error instanceof Error ? error.message : String(error)}`,
-    );
+    // The parser's message may quote the file's first lines; the reason stays one line.
+    const detail = (error instanceof Error ? error.message : String(error)).replace(/\s+/g, ' ');
+    throw new Error(`API_KEYS_FILE ${file} is not JSON: ${detail}`);
   }
   if (!Array.isArray(parsed))
     throw new Error(`API_KEYS_FILE ${file} must hold a JSON list of {"name", "sha256", "roles"}`);

@@ -7,7 +7,7 @@
 import type { Context } from 'koa';
 import type { EntityDefinition } from '../definition.js';
 import type { FilterGroup, KeyValue } from '../driver.js';
-import { HttpError } from '../errors.js';
+import { HttpError, quoteInput } from '../errors.js';
 import type { OwnerScope } from './access.js';
 
 /** The owner restriction of the current request, set by the service before the handler runs. */
@@ -15,14 +15,20 @@ export function ownerScopeOf(ctx: Context): OwnerScope | undefined {
   return (ctx.state as { owner?: OwnerScope } | undefined)?.owner;
 }
 
-/** 403 for a write that would give a record another owner than the caller. */
+/**
+ * 403 for a write that would give a record another owner than the caller. `unfitSubject`: the
+ * caller's subject, when the owner field's type cannot hold it (not an integer for an INTEGER
+ * field), so that the caller can own no record at all.
+ */
 export class OwnerRuleError extends HttpError {
-  constructor(entity: string, field: string, anonymous: boolean) {
+  constructor(entity: string, field: string, anonymous: boolean, unfitSubject?: string) {
     super(
       403,
       anonymous
         ? `Records of Entity ${entity} belong to their ${field}: sign in to write one`
-        : `Field ${field} of Entity ${entity} must be your own subject: you may not write records of another owner`,
+        : unfitSubject !== undefined
+          ? `Field ${field} of Entity ${entity} holds integer ids: your subject ${quoteInput(unfitSubject)} cannot own a record`
+          : `Field ${field} of Entity ${entity} must be your own subject: you may not write records of another owner`,
     );
   }
 }
@@ -90,7 +96,7 @@ export function withOwner(
   const body = payload as Record<string, unknown>;
   if (body[scope.field] !== undefined && body[scope.field] !== null) return payload;
   const value = ownerValue(definition, scope);
-  if (value === undefined) throw new OwnerRuleError(definition.name, scope.field, true);
+  if (value === undefined) throw ownerRuleError(definition, scope);
   return { ...body, [scope.field]: value };
 }
 
@@ -101,5 +107,13 @@ export function requireOwned(
   record: object,
 ): void {
   if (scope === undefined || owns(definition, scope, record)) return;
-  throw new OwnerRuleError(definition.name, scope.field, scope.subject === undefined);
+  throw ownerRuleError(definition, scope);
+}
+
+/** The 403 of a write that breaks the owner rule, saying why the caller cannot own the record. */
+function ownerRuleError(definition: EntityDefinition<object>, scope: OwnerScope): OwnerRuleError {
+  const { subject } = scope;
+  if (subject === undefined) return new OwnerRuleError(definition.name, scope.field, true);
+  const unfit = ownerValue(definition, scope) === undefined ? subject : undefined;
+  return new OwnerRuleError(definition.name, scope.field, false, unfit);
 }

@@ -17,6 +17,11 @@ export interface RequestState {
   principal?: Principal;
   /** The owner rule that restricts this request (see auth/owner.ts). */
   owner?: OwnerScope;
+  /**
+   * Set on PUT and PATCH under access rules: throws the 401/403 when the caller may not create
+   * records (NEW). Those methods create an absent record, so they call it once it is known absent.
+   */
+  authorizeCreate?: () => void;
 }
 
 /**

@@ -1,10 +1,12 @@
 /**
  * Access control end to end (SPEC §8) on the `access` fixture (fixtures/access/access.yaml),
  * defined once and run against every storage driver: `access.test.ts` (SQLite) and
- * `access.postgres.test.ts`. Callers: anonymous, JWT principals with and without roles, an API
- * key (as X-API-Key and as a Bearer token) and a wrong key; every method of a listed entity with
- * an owner rule, of a listed public-read entity and of an unlisted entity; bad tokens; the owner
- * rule with filters, counts, offset and cursor paging.
+ * `access.postgres.test.ts`. The matrix: callers (anonymous, JWT principals with and without
+ * roles, an API key as X-API-Key and as a Bearer token, a wrong key both ways) × every HTTP method
+ * (GET, HEAD, PUT, PATCH, DELETE, POST, recordCounts) of a listed entity with an owner rule, of a
+ * listed public-read entity and of an unlisted entity, each answer checked exactly. Then creating
+ * through PUT and PATCH, bad tokens, and the owner rule with filters, counts, offset and cursor
+ * paging.
  */
 import { createHash, generateKeyPairSync } from 'node:crypto';
 import { SignJWT } from 'jose';
@@ -56,7 +58,17 @@ export async function token(
   return jwt.sign(new TextEncoder().encode(options.secret ?? SECRET));
 }
 
-type Caller = 'anonymous' | 'alice' | 'bob' | 'editor' | 'admin' | 'apiKey' | 'apiKeyBearer';
+type Caller =
+  | 'anonymous'
+  | 'alice'
+  | 'bob'
+  | 'editor'
+  | 'reviewer'
+  | 'admin'
+  | 'apiKey'
+  | 'apiKeyBearer'
+  | 'wrongKey'
+  | 'wrongKeyBearer';
 
 /** Whether each caller may call each method of each entity, from fixtures/access/access.yaml. */
 const RULES: Record<string, Record<AccessMethod, readonly string[]>> = {
@@ -64,7 +76,7 @@ const RULES: Record<string, Record<AccessMethod, readonly string[]>> = {
     GET_LIST: ['public'],
     GET_BYID: ['public'],
     NEW: ['editor', 'admin'],
-    UPDATE: ['editor', 'admin'],
+    UPDATE: ['editor', 'admin', 'reviewer'],
     DELETE: ['admin'],
   },
   ORDER: {
@@ -83,21 +95,96 @@ const RULES: Record<string, Record<AccessMethod, readonly string[]>> = {
   },
 };
 
-const ROLES: Record<Exclude<Caller, 'anonymous'>, readonly string[]> = {
-  alice: [],
-  bob: [],
-  editor: ['editor'],
-  admin: ['admin'],
-  apiKey: ['editor'],
-  apiKeyBearer: ['editor'],
+/** The callers with valid credentials: their subject and roles. */
+const PRINCIPALS: Record<
+  Exclude<Caller, 'anonymous' | 'wrongKey' | 'wrongKeyBearer'>,
+  { subject: string; roles: readonly string[] }
+> = {
+  alice: { subject: 'alice', roles: [] },
+  bob: { subject: 'bob', roles: [] },
+  editor: { subject: 'editor', roles: ['editor'] },
+  reviewer: { subject: 'reviewer', roles: ['reviewer'] },
+  admin: { subject: 'admin', roles: ['admin'] },
+  apiKey: { subject: 'ci', roles: ['editor'] },
+  apiKeyBearer: { subject: 'ci', roles: ['editor'] },
 };
 
-function allowed(caller: Caller, entity: string, method: AccessMethod): boolean {
+/**
+ * How a refused call must be answered: its status, its reason and, for a 401, its
+ * `WWW-Authenticate` challenge; `undefined` when the caller may call the method.
+ */
+function refusal(
+  caller: Caller,
+  entity: string,
+  method: AccessMethod,
+): { status: 401 | 403; reason: string; challenge?: string } | undefined {
+  // Credentials that do not verify are refused everywhere, public methods included.
+  if (caller === 'wrongKey' || caller === 'wrongKeyBearer')
+    return {
+      status: 401,
+      reason: 'Authentication required',
+      challenge: 'Bearer error="invalid_token"',
+    };
   const roles = RULES[entity]![method];
-  if (roles.includes('public')) return true;
-  if (caller === 'anonymous') return false;
-  if (roles.includes('authenticated')) return true;
-  return ROLES[caller].some((role) => roles.includes(role));
+  if (roles.includes('public')) return undefined;
+  if (caller === 'anonymous')
+    return {
+      status: 401,
+      reason: 'Authentication required',
+      challenge: 'Bearer realm="entity-gen", X-API-Key',
+    };
+  if (roles.includes('authenticated')) return undefined;
+  if (PRINCIPALS[caller].roles.some((role) => roles.includes(role))) return undefined;
+  return { status: 403, reason: `Role required for ${method} on Entity ${entity}` };
+}
+
+/** The records one caller's row of the matrix works with, per entity. */
+function matrixRecords(
+  entity: string,
+  caller: Caller,
+  index: number,
+): {
+  key: string;
+  id: string;
+  seed: Record<string, unknown>;
+  replacement: Record<string, unknown>;
+  patch: Record<string, unknown>;
+  fresh: Record<string, unknown>;
+} {
+  // ORDER records belong to the caller (owner rule), so that they may see them.
+  const subject =
+    caller in PRINCIPALS ? PRINCIPALS[caller as keyof typeof PRINCIPALS].subject : 'nobody';
+  if (entity === 'PRODUCT') {
+    const id = `${caller}-p`;
+    return {
+      key: 'code',
+      id,
+      seed: { code: id, name: 'Thing', price: '1.5' },
+      replacement: { code: id, name: 'Replaced', price: '2' },
+      patch: { name: 'Changed' },
+      fresh: { code: `${id}-new`, name: 'New', price: '3' },
+    };
+  }
+  if (entity === 'ORDER') {
+    const id = `${caller}-o`;
+    return {
+      key: 'id',
+      id,
+      seed: { id, customer: subject, total: '2' },
+      replacement: { id, customer: subject, total: '3' },
+      patch: { status: 'PAID' },
+      fresh: { id: `${id}-new`, customer: subject, total: '4' },
+    };
+  }
+  const id = 100 + index;
+  return {
+    key: 'id',
+    id: String(id),
+    seed: { id, note: 'seeded' },
+    replacement: { id, note: 'replaced' },
+    patch: { note: 'changed' },
+    fresh: { id: id + 50, note: 'new' },
+  };
 }
 
 /**
@@ -109,6 +196,13 @@ export function describeAccessSuite(label: string, makeDriver: MakeDriver): void
     let service: BootedService;
     const headers: Partial<Record<Caller, Record<string, string>>> = {};
     const as = (caller: Caller): Record<string, string> => headers[caller] ?? {};
+    /** A JWT principal with `subject` and `roles`, as request headers. */
+    const bearer = async (
+      subject: string,
+      roles: readonly string[] = [],
+    ): Promise<Record<string, string>> => ({
+      Authorization: `Bearer ${await token(subject, roles)}`,
+    });
 
     beforeAll(async () => {
       const driver = await makeDriver();
@@ -117,10 +211,12 @@ export function describeAccessSuite(label: string, makeDriver: MakeDriver): void
         auth: suiteAuthenticator(),
         ...(driver === undefined ? {} : { driver }),
       });
-      for (const caller of ['alice', 'bob', 'editor', 'admin'] as const)
-        headers[caller] = { Authorization: `Bearer ${await token(caller, ROLES[caller])}` };
+      for (const caller of ['alice', 'bob', 'editor', 'reviewer', 'admin'] as const)
+        headers[caller] = await bearer(PRINCIPALS[caller].subject, PRINCIPALS[caller].roles);
       headers.apiKey = { 'X-API-Key': API_KEY };
       headers.apiKeyBearer = { Authorization: `Bearer ${API_KEY}` };
+      headers.wrongKey = { 'X-API-Key': `${API_KEY}-wrong` };
+      headers.wrongKeyBearer = { Authorization: 'Bearer not-the-key' };
     });
     afterAll(async () => {
       // (undefined when beforeAll failed; its error is the one to report)
@@ -128,97 +224,111 @@ export function describeAccessSuite(label: string, makeDriver: MakeDriver): void
     });
 
     describe('roles per entity and method', () => {
-      const callers: Caller[] = ['anonymous', 'alice', 'editor', 'admin', 'apiKey', 'apiKeyBearer'];
+      const callers: Caller[] = [
+        'anonymous',
+        'alice',
+        'editor',
+        'reviewer',
+        'admin',
+        'apiKey',
+        'apiKeyBearer',
+        'wrongKey',
+        'wrongKeyBearer',
+      ];
       for (const entity of ['PRODUCT', 'ORDER', 'AUDIT']) {
-        it.each(callers)(`%s on ${entity}`, async (caller) => {
+        it.each(callers)(`%s on ${entity}: every method answers exactly`, async (caller) => {
+          const records = matrixRecords(entity, caller, callers.indexOf(caller));
           const path = `/data/${entity.toLowerCase()}`;
-          const id = entity === 'AUDIT' ? '7' : `${caller}-${entity.toLowerCase()}`;
-          const record: Record<string, unknown> =
-            entity === 'PRODUCT'
-              ? { code: id, name: 'Thing', price: '1.5' }
-              : entity === 'ORDER'
-                ? { id, total: '2' }
-                : { id: 7, note: 'n' };
-          const check = async (
+          const recordPath = `${path}/${records.id}`;
+          const filter = `?${records.key}=${records.id}`;
+          /**
+           * Sends one request and checks its answer: a refused call is exactly the 401 or 403 of
+           * the rules; an allowed one is a 200 whose `data` is `want` (a HEAD: no body at all).
+           * Returns whether the call was allowed.
+           */
+          const call = async (
             method: AccessMethod,
-            response: { status: number; body: { error?: { reason: string } }; headers: Headers },
-          ): Promise<void> => {
-            const what = `${caller} ${method} ${entity}: ${JSON.stringify(response.body)}`;
-            if (allowed(caller, entity, method)) {
-              expect([401, 403], what).not.toContain(response.status);
-              expect(response.status, what).toBeLessThan(500);
-            } else if (caller === 'anonymous') {
-              expect(response.status, what).toBe(401);
-              expect(response.body.error?.reason).toBe('Authentication required');
-              expect(response.headers.get('www-authenticate')).toMatch(/^Bearer/);
-            } else {
-              expect(response.status, what).toBe(403);
-              expect(response.body.error?.reason).toBe(
-                `Role required for ${method} on Entity ${entity}`,
-              );
+            http: string,
+            target: string,
+            want: unknown,
+            body?: unknown,
+          ): Promise<boolean> => {
+            const response = await service.request(http, target, {
+              headers: as(caller),
+              ...(body === undefined ? {} : { body: { data: body } }),
+            });
+            const what = `${caller} ${http} ${target}: ${response.status} ${response.text}`;
+            const refused = refusal(caller, entity, method);
+            if (refused === undefined) {
+              expect(response.status, what).toBe(200);
+              if (http === 'HEAD') expect(response.text, what).toBe('');
+              else expect(response.body.data, what).toEqual(want);
+              return true;
             }
+            expect(response.status, what).toBe(refused.status);
+            if (http !== 'HEAD')
+              expect(response.body, what).toEqual({
+                status: 'error',
+                error: { reason: refused.reason },
+              });
+            expect(response.headers.get('www-authenticate') ?? undefined, what).toBe(
+              refused.challenge,
+            );
+            return false;
           };
           // Seed the record as admin so that reads and writes have something to act on.
-          await service.request('PUT', `${path}/${id}`, {
-            body: { data: entity === 'ORDER' ? { ...record, customer: caller } : record },
+          const seeded = await service.request('PUT', recordPath, {
+            body: { data: records.seed },
             headers: as('admin'),
           });
-          await check('GET_LIST', await service.request('GET', path, { headers: as(caller) }));
-          const count = await service.request(
-            'GET',
-            `/entity/${entity.toLowerCase()}/recordCounts`,
-            {
-              headers: as(caller),
-            },
-          );
-          await check('GET_LIST', count);
-          await check(
-            'GET_BYID',
-            await service.request('GET', `${path}/${id}`, { headers: as(caller) }),
-          );
-          await check(
-            'UPDATE',
-            await service.request('PATCH', `${path}/${id}`, {
-              body: { data: entity === 'PRODUCT' ? { name: 'Changed' } : { note: 'x' } },
-              headers: as(caller),
-            }),
-          );
-          await check(
-            'DELETE',
-            await service.request('DELETE', `${path}/${id}`, { headers: as(caller) }),
-          );
-          const fresh =
-            entity === 'AUDIT'
-              ? { id: 8, note: 'n' }
-              : { ...record, [entity === 'PRODUCT' ? 'code' : 'id']: `${id}-new` };
-          await check(
-            'NEW',
-            await service.request('POST', path, { body: { data: fresh }, headers: as(caller) }),
-          );
-          // Whatever was created is removed again, so each caller starts from the same state.
-          for (const created of [id, entity === 'AUDIT' ? '8' : `${id}-new`])
-            await service.request('DELETE', `${path}/${created}`, { headers: as('admin') });
+          expect(seeded.status, seeded.text).toBe(200);
+          let current: Record<string, unknown> = records.seed;
+          await call('GET_LIST', 'GET', `${path}${filter}`, [current]);
+          await call('GET_LIST', 'HEAD', `${path}${filter}`, undefined);
+          await call('GET_LIST', 'GET', `/entity/${entity.toLowerCase()}/recordCounts${filter}`, {
+            count: 1,
+          });
+          await call('GET_BYID', 'GET', recordPath, current);
+          await call('GET_BYID', 'HEAD', recordPath, undefined);
+          if (await call('UPDATE', 'PUT', recordPath, records.replacement, records.replacement))
+            current = records.replacement;
+          const patched = { ...current, ...records.patch };
+          if (await call('UPDATE', 'PATCH', recordPath, patched, records.patch)) current = patched;
+          await call('DELETE', 'DELETE', recordPath, current);
+          await call('NEW', 'POST', path, records.fresh, records.fresh);
+          // Whatever is left is removed again, so each caller starts from the same state.
+          for (const created of [records.seed, records.fresh]) {
+            const id = String(created[records.key]);
+            await service.request('DELETE', `${path}/${id}`, { headers: as('admin') });
+          }
         });
       }
 
-      it('a wrong API key is a 401, as X-API-Key and as a Bearer token, even on public methods', async () => {
-        for (const wrong of [{ 'X-API-Key': 'nope' }, { Authorization: 'Bearer nope' }] as Record<
-          string,
-          string
-        >[]) {
-          const response = await service.request('GET', '/data/product', { headers: wrong });
-          expect(response.status).toBe(401);
-          expect(response.body.error.reason).toBe('Authentication required');
-          expect(response.headers.get('www-authenticate')).toContain('invalid_token');
+      it('a wrong key is a 401 on the metadata routes too, as X-API-Key and as a Bearer token', async () => {
+        for (const caller of ['wrongKey', 'wrongKeyBearer'] as const) {
+          for (const path of ['/entity', '/entity/product', '/summary']) {
+            const response = await service.request('GET', path, { headers: as(caller) });
+            expect(response.status, `${caller} ${path}`).toBe(401);
+            expect(response.body.error.reason).toBe('Authentication required');
+            expect(response.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+          }
         }
       });
 
       it('/entity and /summary show only the entities the caller may list; /health is public', async () => {
         const names = async (caller: Caller): Promise<string[]> =>
           Object.keys((await service.request('GET', '/entity', { headers: as(caller) })).body.data);
-        expect(await names('anonymous')).toEqual(['PRODUCT']);
-        expect(await names('alice')).toEqual(['ORDER', 'PRODUCT']);
-        expect(await names('admin')).toEqual(['AUDIT', 'ORDER', 'PRODUCT']);
+        expect(await names('anonymous')).toEqual(['NOTE', 'PRODUCT', 'SETTINGS']);
+        expect(await names('alice')).toEqual(['NOTE', 'ORDER', 'PRODUCT', 'SETTINGS', 'WISHLIST']);
+        expect(await names('admin')).toEqual([
+          'AUDIT',
+          'CUSTOMER',
+          'NOTE',
+          'ORDER',
+          'PRODUCT',
+          'SETTINGS',
+          'WISHLIST',
+        ]);
         expect(
           (await service.request('GET', '/entity/audit', { headers: as('alice') })).status,
         ).toBe(404);
@@ -226,11 +336,108 @@ export function describeAccessSuite(label: string, makeDriver: MakeDriver): void
           (await service.request('GET', '/entity/audit', { headers: as('admin') })).status,
         ).toBe(200);
         const summary = await service.request('GET', '/summary', { headers: as('alice') });
-        expect(Object.keys(summary.body.data.entities).sort()).toEqual(['ORDER', 'PRODUCT']);
+        expect(Object.keys(summary.body.data.entities).sort()).toEqual([
+          'NOTE',
+          'ORDER',
+          'PRODUCT',
+          'SETTINGS',
+          'WISHLIST',
+        ]);
         const health = await service.request('GET', '/health', {
           headers: { Authorization: 'Bearer not-a-key' },
         });
         expect(health.status).toBe(200);
+      });
+    });
+
+    describe('creating through PUT and PATCH needs NEW as well as UPDATE', () => {
+      it('a role with UPDATE but not NEW replaces and patches records but cannot create one', async () => {
+        const created = await service.request('PUT', '/data/product/rv1', {
+          body: { data: { code: 'rv1', name: 'Thing', price: '1' } },
+          headers: as('editor'),
+        });
+        expect(created.status, created.text).toBe(200);
+        const replaced = await service.request('PUT', '/data/product/rv1', {
+          body: { data: { code: 'rv1', name: 'Fixed', price: '2' } },
+          headers: as('reviewer'),
+        });
+        expect(replaced.status, replaced.text).toBe(200);
+        expect(replaced.body.data).toEqual({ code: 'rv1', name: 'Fixed', price: '2' });
+        const patched = await service.request('PATCH', '/data/product/rv1', {
+          body: { data: { price: '3' } },
+          headers: as('reviewer'),
+        });
+        expect(patched.body.data).toEqual({ code: 'rv1', name: 'Fixed', price: '3' });
+
+        const refused = await service.request('PUT', '/data/product/rv2', {
+          body: { data: { code: 'rv2', name: 'Sneaked in', price: '1' } },
+          headers: as('reviewer'),
+        });
+        expect(refused.status).toBe(403);
+        expect(refused.body).toEqual({
+          status: 'error',
+          error: { reason: 'Role required for NEW on Entity PRODUCT' },
+        });
+        expect((await service.request('GET', '/data/product/rv2')).status).toBe(404);
+        // PATCH of an absent record of an ordinary entity creates nothing: it stays a 404.
+        const patchAbsent = await service.request('PATCH', '/data/product/rv2', {
+          body: { data: { name: 'x' } },
+          headers: as('reviewer'),
+        });
+        expect(patchAbsent.status).toBe(404);
+      });
+
+      it('PUT and PATCH create the single record only for a role with NEW', async () => {
+        for (const [method, data] of [
+          ['PUT', { shopName: 'Corner shop' }],
+          ['PATCH', { currency: 'EUR' }],
+        ] as const) {
+          const refused = await service.request(method, '/data/settings/current', {
+            body: { data },
+            headers: as('editor'),
+          });
+          expect(refused.status, `${method} ${refused.text}`).toBe(403);
+          expect(refused.body.error.reason).toBe('Role required for NEW on Entity SETTINGS');
+        }
+        expect((await service.request('GET', '/data/settings')).body.data).toEqual([]);
+        const created = await service.request('PATCH', '/data/settings/current', {
+          body: { data: { shopName: 'Corner shop' } },
+          headers: as('admin'),
+        });
+        expect(created.status, created.text).toBe(200);
+        // Once it exists, UPDATE is enough.
+        const patched = await service.request('PATCH', '/data/settings/current', {
+          body: { data: { currency: 'EUR' } },
+          headers: as('editor'),
+        });
+        expect(patched.status, patched.text).toBe(200);
+        expect(patched.body.data).toEqual({ shopName: 'Corner shop', currency: 'EUR' });
+        const replaced = await service.request('PUT', '/data/settings/current', {
+          body: { data: { shopName: 'Big shop' } },
+          headers: as('editor'),
+        });
+        expect(replaced.body.data).toEqual({ shopName: 'Big shop' });
+      });
+
+      it('a PUT that creates a record follows the owner rule', async () => {
+        const theirs = await service.request('PUT', '/data/order/pc1', {
+          body: { data: { id: 'pc1', customer: 'bob', total: '1' } },
+          headers: as('alice'),
+        });
+        expect(theirs.status).toBe(403);
+        expect(theirs.body.error.reason).toBe(
+          'Field customer of Entity ORDER must be your own subject: you may not write records of another owner',
+        );
+        expect(
+          (await service.request('GET', '/data/order/pc1', { headers: as('admin') })).status,
+        ).toBe(404);
+        const mine = await service.request('PUT', '/data/order/pc1', {
+          body: { data: { id: 'pc1', total: '1' } },
+          headers: as('alice'),
+        });
+        expect(mine.status, mine.text).toBe(200);
+        expect(mine.body.data).toEqual({ id: 'pc1', customer: 'alice', total: '1' });
+        await service.request('DELETE', '/data/order/pc1', { headers: as('admin') });
       });
     });
 
@@ -420,6 +627,196 @@ export function describeAccessSuite(label: string, makeDriver: MakeDriver): void
         expect(
           (await service.request('GET', '/data/order/a1', { headers: as('bob') })).status,
         ).toBe(200);
+      });
+    });
+
+    describe('the owner rule on DELETE, on INTEGER and ENTITY_REF owner fields, and for anonymous callers', () => {
+      // Subjects of principals whose records are owned by a numeric id.
+      let u42: Record<string, string>;
+      let u43: Record<string, string>;
+      const ids = (response: { body: { data: { id: string }[] } }): string[] =>
+        response.body.data.map((record) => record.id);
+      const notFound = (entity: string, id: string): unknown => ({
+        status: 'error',
+        error: { reason: `EntityRecord with id ${id} not found for ${entity}` },
+      });
+      beforeAll(async () => {
+        u42 = await bearer('42');
+        u43 = await bearer('43');
+        const seeds: [string, unknown[]][] = [
+          [
+            'customer',
+            [
+              { id: 42, name: 'Ann' },
+              { id: 43, name: 'Ben' },
+            ],
+          ],
+          [
+            'note',
+            [
+              { id: 'n1', author: 42, text: 'mine' },
+              { id: 'n2', author: 43, text: 'theirs' },
+              { id: 'n3', author: 42, text: 'also mine' },
+            ],
+          ],
+          [
+            'wishlist',
+            [
+              { id: 'w1', customer: 42, item: 'saw' },
+              { id: 'w2', customer: 43, item: 'drill' },
+            ],
+          ],
+        ];
+        for (const [entity, records] of seeds) {
+          const seeded = await service.request('POST', `/data/${entity}`, {
+            body: { data: records },
+            headers: as('admin'),
+          });
+          expect(seeded.status, seeded.text).toBe(200);
+        }
+      });
+
+      it('an INTEGER owner field holds the subject as an integer; a non-admin owner deletes only its own records', async () => {
+        const list = await service.request('GET', '/data/note?orderBy=id', { headers: u42 });
+        expect(list.body.data).toEqual([
+          { id: 'n1', author: 42, text: 'mine' },
+          { id: 'n3', author: 42, text: 'also mine' },
+        ]);
+        const count = await service.request('GET', '/entity/note/recordCounts', { headers: u43 });
+        expect(count.body.data).toEqual({ count: 1 });
+        const theirs = await service.request('GET', '/data/note/n1', { headers: u43 });
+        expect(theirs.status).toBe(404);
+        expect(theirs.body).toEqual(notFound('NOTE', 'n1'));
+
+        const inserted = await service.request('POST', '/data/note', {
+          body: { data: { id: 'n4', text: 'new' } },
+          headers: u42,
+        });
+        expect(inserted.status, inserted.text).toBe(200);
+        expect(inserted.body.data).toEqual({ id: 'n4', author: 42, text: 'new' });
+        const other = await service.request('POST', '/data/note', {
+          body: { data: { id: 'n5', author: 43, text: 'forged' } },
+          headers: u42,
+        });
+        expect(other.status).toBe(403);
+        expect(other.body.error.reason).toBe(
+          'Field author of Entity NOTE must be your own subject: you may not write records of another owner',
+        );
+        const move = await service.request('PATCH', '/data/note/n1', {
+          body: { data: { author: 43 } },
+          headers: u42,
+        });
+        expect(move.status).toBe(403);
+
+        const deleteTheirs = await service.request('DELETE', '/data/note/n2', { headers: u42 });
+        expect(deleteTheirs.status).toBe(404);
+        expect(deleteTheirs.body).toEqual(notFound('NOTE', 'n2'));
+        expect(
+          (await service.request('GET', '/data/note/n2', { headers: as('admin') })).body.data,
+        ).toEqual({ id: 'n2', author: 43, text: 'theirs' });
+        const deleteMine = await service.request('DELETE', '/data/note/n1', { headers: u42 });
+        expect(deleteMine.status, deleteMine.text).toBe(200);
+        expect(deleteMine.body.data).toEqual({ id: 'n1', author: 42, text: 'mine' });
+        expect(
+          (await service.request('GET', '/data/note/n1', { headers: as('admin') })).status,
+        ).toBe(404);
+      });
+
+      it('a subject that is not an integer owns no record of an INTEGER owner field', async () => {
+        const list = await service.request('GET', '/data/note', { headers: as('alice') });
+        expect(list.status).toBe(200);
+        expect(list.body.data).toEqual([]);
+        const insert = await service.request('POST', '/data/note', {
+          body: { data: { id: 'n6', text: 'x' } },
+          headers: as('alice'),
+        });
+        expect(insert.status).toBe(403);
+        expect(insert.body.error.reason).toBe(
+          'Field author of Entity NOTE holds integer ids: your subject alice cannot own a record',
+        );
+      });
+
+      it('an ENTITY_REF owner field (to an INTEGER key) is compared as the referenced id', async () => {
+        const list = await service.request('GET', '/data/wishlist', { headers: u42 });
+        expect(list.body.data).toEqual([{ id: 'w1', customer: 42, item: 'saw' }]);
+        const count = await service.request('GET', '/entity/wishlist/recordCounts', {
+          headers: u42,
+        });
+        expect(count.body.data).toEqual({ count: 1 });
+        for (const [method, body] of [
+          ['GET', undefined],
+          ['PATCH', { data: { item: 'hammer' } }],
+          ['PUT', { data: { id: 'w2', item: 'hammer' } }],
+          ['DELETE', undefined],
+        ] as const) {
+          const response = await service.request(method, '/data/wishlist/w2', {
+            headers: u42,
+            ...(body === undefined ? {} : { body }),
+          });
+          expect(response.status, `${method} ${response.text}`).toBe(404);
+          expect(response.body).toEqual(notFound('WISHLIST', 'w2'));
+        }
+        const inserted = await service.request('POST', '/data/wishlist', {
+          body: { data: { id: 'w3', item: 'plane' } },
+          headers: u42,
+        });
+        expect(inserted.body.data).toEqual({ id: 'w3', customer: 42, item: 'plane' });
+        // The referenced id may be written as text, as everywhere an ENTITY_REF is converted.
+        const asText = await service.request('POST', '/data/wishlist', {
+          body: { data: { id: 'w4', customer: '42', item: 'file' } },
+          headers: u42,
+        });
+        expect(asText.body.data).toEqual({ id: 'w4', customer: 42, item: 'file' });
+        const other = await service.request('POST', '/data/wishlist', {
+          body: { data: { id: 'w5', customer: 43, item: 'forged' } },
+          headers: u42,
+        });
+        expect(other.status).toBe(403);
+        const move = await service.request('PATCH', '/data/wishlist/w1', {
+          body: { data: { customer: 43 } },
+          headers: u42,
+        });
+        expect(move.status).toBe(403);
+        const deleted = await service.request('DELETE', '/data/wishlist/w1', { headers: u42 });
+        expect(deleted.body.data).toEqual({ id: 'w1', customer: 42, item: 'saw' });
+        expect(
+          ids(await service.request('GET', '/data/wishlist?orderBy=id', { headers: u42 })),
+        ).toEqual(['w3', 'w4']);
+        expect(
+          ids(await service.request('GET', '/data/wishlist?orderBy=id', { headers: u43 })),
+        ).toEqual(['w2']);
+      });
+
+      it('an anonymous caller on the public methods of an owned entity owns nothing: it sees no record and cannot write one', async () => {
+        const list = await service.request('GET', '/data/note');
+        expect(list.status).toBe(200);
+        expect(list.body.data).toEqual([]);
+        const count = await service.request('GET', '/entity/note/recordCounts');
+        expect(count.body.data).toEqual({ count: 0 });
+        const read = await service.request('GET', '/data/note/n3');
+        expect(read.status).toBe(404);
+        expect(read.body).toEqual(notFound('NOTE', 'n3'));
+        for (const data of [
+          { id: 'n7', text: 'anonymous' },
+          { id: 'n7', author: 42, text: 'posing as 42' },
+        ]) {
+          const insert = await service.request('POST', '/data/note', { body: { data } });
+          expect(insert.status).toBe(403);
+          expect(insert.body.error.reason).toBe(
+            'Records of Entity NOTE belong to their author: sign in to write one',
+          );
+        }
+        // UPDATE is not public: the usual 401.
+        const patch = await service.request('PATCH', '/data/note/n3', {
+          body: { data: { text: 'x' } },
+        });
+        expect(patch.status).toBe(401);
+        expect(
+          (await service.request('GET', '/data/note/n7', { headers: as('admin') })).status,
+        ).toBe(404);
+        expect((await service.request('GET', '/data/note/n3', { headers: u42 })).body.data).toEqual(
+          { id: 'n3', author: 42, text: 'also mine' },
+        );
       });
     });
   });

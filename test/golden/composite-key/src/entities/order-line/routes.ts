@@ -32,7 +32,7 @@ export const orderLineRestConfig: RestConfig = {
  * off.
  */
 export function createOrderLineRouter(data: DataContext): EntityRouter {
-  const router = entityRouter(definition, hooks);
+  const router = entityRouter(definition, hooks, orderLineRestConfig);
   // GET /data/order_line: lists ORDER_LINE records, filtered, sorted and paged.
   router.get('/', (ctx) => listRecords(ctx, data, definition, orderLineRestConfig));
   // POST /data/order_line: inserts one ORDER_LINE record, or a list of them in one transaction.

@@ -31,7 +31,7 @@ export const shiftRestConfig: RestConfig = {
  * Other methods answer 405, or 403 when the configuration switched them off.
  */
 export function createShiftRouter(data: DataContext): EntityRouter {
-  const router = entityRouter(definition, hooks);
+  const router = entityRouter(definition, hooks, shiftRestConfig);
   // GET /data/shift: lists SHIFT records, filtered, sorted and paged.
   router.get('/', (ctx) => listRecords(ctx, data, definition, shiftRestConfig));
   // POST /data/shift: inserts one SHIFT record, or a list of them in one transaction.

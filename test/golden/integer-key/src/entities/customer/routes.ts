@@ -31,7 +31,7 @@ export const customerRestConfig: RestConfig = {
  * allows. Other methods answer 405, or 403 when the configuration switched them off.
  */
 export function createCustomerRouter(data: DataContext): EntityRouter {
-  const router = entityRouter(definition, hooks);
+  const router = entityRouter(definition, hooks, customerRestConfig);
   // GET /data/customer: lists CUSTOMER records, filtered, sorted and paged.
   router.get('/', (ctx) => listRecords(ctx, data, definition, customerRestConfig));
   // POST /data/customer: inserts one CUSTOMER record, or a list of them in one transaction.

@@ -31,7 +31,7 @@ export const invoiceRestConfig: RestConfig = {
  * Other methods answer 405, or 403 when the configuration switched them off.
  */
 export function createInvoiceRouter(data: DataContext): EntityRouter {
-  const router = entityRouter(definition, hooks);
+  const router = entityRouter(definition, hooks, invoiceRestConfig);
   // GET /data/invoice: lists INVOICE records, filtered, sorted and paged.
   router.get('/', (ctx) => listRecords(ctx, data, definition, invoiceRestConfig));
   // POST /data/invoice: inserts one INVOICE record, or a list of them in one transaction.

@@ -31,7 +31,7 @@ export const groupRestConfig: RestConfig = {
  * Other methods answer 405, or 403 when the configuration switched them off.
  */
 export function createGroupRouter(data: DataContext): EntityRouter {
-  const router = entityRouter(definition, hooks);
+  const router = entityRouter(definition, hooks, groupRestConfig);
   // GET /data/group: lists GROUP records, filtered, sorted and paged.
   router.get('/', (ctx) => listRecords(ctx, data, definition, groupRestConfig));
   // POST /data/group: inserts one GROUP record, or a list of them in one transaction.

@@ -31,7 +31,7 @@ export const itemRestConfig: RestConfig = {
  * methods answer 405, or 403 when the configuration switched them off.
  */
 export function createItemRouter(data: DataContext): EntityRouter {
-  const router = entityRouter(definition, hooks);
+  const router = entityRouter(definition, hooks, itemRestConfig);
   // GET /data/item: lists ITEM records, filtered, sorted and paged.
   router.get('/', (ctx) => listRecords(ctx, data, definition, itemRestConfig));
   // POST /data/item: inserts one ITEM record, or a list of them in one transaction.

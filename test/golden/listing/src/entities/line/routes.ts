@@ -31,7 +31,7 @@ export const lineRestConfig: RestConfig = {
  * methods answer 405, or 403 when the configuration switched them off.
  */
 export function createLineRouter(data: DataContext): EntityRouter {
-  const router = entityRouter(definition, hooks);
+  const router = entityRouter(definition, hooks, lineRestConfig);
   // GET /data/line: lists LINE records, filtered, sorted and paged.
   router.get('/', (ctx) => listRecords(ctx, data, definition, lineRestConfig));
   // POST /data/line: inserts one LINE record, or a list of them in one transaction.

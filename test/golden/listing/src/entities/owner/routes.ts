@@ -31,7 +31,7 @@ export const ownerRestConfig: RestConfig = {
  * Other methods answer 405, or 403 when the configuration switched them off.
  */
 export function createOwnerRouter(data: DataContext): EntityRouter {
-  const router = entityRouter(definition, hooks);
+  const router = entityRouter(definition, hooks, ownerRestConfig);
   // GET /data/owner: lists OWNER records, filtered, sorted and paged.
   router.get('/', (ctx) => listRecords(ctx, data, definition, ownerRestConfig));
   // POST /data/owner: inserts one OWNER record, or a list of them in one transaction.

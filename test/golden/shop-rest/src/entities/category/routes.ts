@@ -27,7 +27,7 @@ export const categoryRestConfig: RestConfig = {
  * allows. Other methods answer 405, or 403 when the configuration switched them off.
  */
 export function createCategoryRouter(data: DataContext): EntityRouter {
-  const router = entityRouter(definition, hooks);
+  const router = entityRouter(definition, hooks, categoryRestConfig);
   // POST /data/category: inserts one CATEGORY record, or a list of them in one transaction.
   router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
   // GET /data/category/{id}: reads one CATEGORY record.

@@ -30,7 +30,7 @@ export const shopSettingsRestConfig: RestConfig = {
  * them off.
  */
 export function createShopSettingsRouter(data: DataContext): EntityRouter {
-  const router = entityRouter(definition, hooks);
+  const router = entityRouter(definition, hooks, shopSettingsRestConfig);
   // GET /data/shop_settings: lists the SHOP_SETTINGS record, as a list of zero or one.
   router.get('/', (ctx) => listRecords(ctx, data, definition, shopSettingsRestConfig));
   // GET /data/shop_settings/current: reads the SHOP_SETTINGS record.

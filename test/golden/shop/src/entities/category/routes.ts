@@ -31,7 +31,7 @@ export const categoryRestConfig: RestConfig = {
  * allows. Other methods answer 405, or 403 when the configuration switched them off.
  */
 export function createCategoryRouter(data: DataContext): EntityRouter {
-  const router = entityRouter(definition, hooks);
+  const router = entityRouter(definition, hooks, categoryRestConfig);
   // GET /data/category: lists CATEGORY records, filtered, sorted and paged.
   router.get('/', (ctx) => listRecords(ctx, data, definition, categoryRestConfig));
   // POST /data/category: inserts one CATEGORY record, or a list of them in one transaction.

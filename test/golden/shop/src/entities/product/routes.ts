@@ -31,7 +31,7 @@ export const productRestConfig: RestConfig = {
  * Other methods answer 405, or 403 when the configuration switched them off.
  */
 export function createProductRouter(data: DataContext): EntityRouter {
-  const router = entityRouter(definition, hooks);
+  const router = entityRouter(definition, hooks, productRestConfig);
   // GET /data/product: lists PRODUCT records, filtered, sorted and paged.
   router.get('/', (ctx) => listRecords(ctx, data, definition, productRestConfig));
   // POST /data/product: inserts one PRODUCT record, or a list of them in one transaction.
