@@ -55,6 +55,7 @@
  *   Containers build their own path once per non-empty container and pass it as `parent`.
  */
 import type { Converter } from './definition.js';
+import { quoteInput } from './errors.js';
 import { formatPath, type Issue, type IssuePath } from './issues.js';
 import { encodeGeohash, geohashContains, isGeohash } from './geohash.js';
 
@@ -112,7 +113,8 @@ export function conversionFailed(
   issues.push({
     path,
     code: 'conversion_failed',
-    message: `Unable to convert field ${formatPath(path)} - ${typeName} - for value ${previewValue(value)}`,
+    // A DICTIONARY key in the path is the client's text.
+    message: `Unable to convert field ${quoteInput(formatPath(path))} - ${typeName} - for value ${previewValue(value)}`,
   });
   return undefined;
 }
@@ -137,7 +139,11 @@ export function rejectUnknownFields(
   for (const key in body) {
     if (!Object.hasOwn(body, key) || allowed.has(key)) continue;
     const path = [...parent, key];
-    issues.push({ path, code: 'unknown_field', message: `Unknown field ${formatPath(path)}` });
+    issues.push({
+      path,
+      code: 'unknown_field',
+      message: `Unknown field ${quoteInput(formatPath(path))}`,
+    });
   }
 }
 

@@ -8,6 +8,7 @@ import type { Issue } from './issues.js';
 const HTTP_ERROR = Symbol.for('@entity-gen/runtime.HttpError');
 const DUPLICATE_KEY = Symbol.for('@entity-gen/runtime.DuplicateKeyError');
 const STORAGE_UNAVAILABLE = Symbol.for('@entity-gen/runtime.StorageUnavailableError');
+const QUERY_TIMEOUT = Symbol.for('@entity-gen/runtime.QueryTimeoutError');
 
 /** An error that becomes an HTTP response with its status and reason. */
 export class HttpError extends Error {
@@ -34,6 +35,13 @@ export class HttpError extends Error {
     this.headers = options.headers ?? {};
   }
 }
+
+/**
+ * The most bytes (UTF-8) a key or indexed text value may hold, and a composite key's whole record
+ * id. PostgreSQL refuses index entries beyond about 2 700 bytes while SQLite stores them: one limit
+ * well below that keeps a record that one driver accepts acceptable to the other.
+ */
+export const MAX_INDEXED_BYTES = 1024;
 
 /** How much of a client's input an error reason quotes. */
 const QUOTE_MAX_LENGTH = 100;
@@ -146,6 +154,7 @@ export function isStorageUnavailableError(error: unknown): error is StorageUnava
 
 /** 503 for a query that ran out of its time budget (`QUERY_TIMEOUT_MS`). */
 export class QueryTimeoutError extends HttpError {
+  readonly [QUERY_TIMEOUT] = true;
   constructor(timeoutMs: number | undefined) {
     super(
       503,
@@ -154,4 +163,9 @@ export class QueryTimeoutError extends HttpError {
     );
     this.name = 'QueryTimeoutError';
   }
+}
+
+/** True for a `QueryTimeoutError` from any copy of the runtime. */
+export function isQueryTimeoutError(error: unknown): error is QueryTimeoutError {
+  return typeof error === 'object' && error !== null && QUERY_TIMEOUT in error;
 }

@@ -117,7 +117,7 @@ import type {
   StoredRecord,
 } from './driver.js';
 import { successBody } from './envelope.js';
-import { BadRequestError, MethodForbiddenError } from './errors.js';
+import { BadRequestError, MethodForbiddenError, quoteInput } from './errors.js';
 import type { Issue } from './issues.js';
 import type { DataContext } from './operations.js';
 import type { RestConfig } from './rest-config.js';
@@ -390,7 +390,7 @@ function parseFilters(
     if (RESERVED.has(name)) continue;
     if (++values > MAX_FILTER_VALUES) {
       throw new BadRequestError(
-        `Too many filter parameters: at most ${MAX_FILTER_VALUES} filter values per request (parameter ${name})`,
+        `Too many filter parameters: at most ${MAX_FILTER_VALUES} filter values per request (parameter ${quoteInput(name)})`,
       );
     }
     const { condition, groupKey } = parseCondition(definition, name, value);
@@ -415,10 +415,12 @@ const FILTER_PARAMETER = /^([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)
 
 function parseCondition(
   definition: EntityDefinition<object>,
-  parameter: string,
+  name: string,
   raw: string,
 ): ParsedCondition {
-  const match = FILTER_PARAMETER.exec(parameter);
+  // The parameter name as reasons quote it: a client may send 8 KB of it.
+  const parameter = quoteInput(name);
+  const match = FILTER_PARAMETER.exec(name);
   if (match === null) {
     throw new BadRequestError(
       `Query parameter ${JSON.stringify(parameter)} is not a filter: use field=value, field[OPERATOR]=value or a dotted path into an OBJECT field`,
@@ -435,7 +437,7 @@ function parseCondition(
         : undefined;
   if (operator === undefined) {
     throw new BadRequestError(
-      `Unknown operator ${JSON.stringify(operatorText ?? '')} in query parameter ${parameter}; use one of ${Object.keys(OPERATORS).join(', ')}`,
+      `Unknown operator ${JSON.stringify(quoteInput(operatorText ?? ''))} in query parameter ${parameter}; use one of ${Object.keys(OPERATORS).join(', ')}`,
     );
   }
   const field = resolvePath(definition, path, parameter);
@@ -500,7 +502,7 @@ function resolvePath(
     const name = path[index]!;
     if (index > 0 && field?.type !== 'OBJECT') {
       throw new BadRequestError(
-        `Field ${path.slice(0, index).join('.')} is not an OBJECT, so ${path.join('.')} does not exist (parameter ${parameter})`,
+        `Field ${path.slice(0, index).join('.')} is not an OBJECT, so ${quoteInput(path.join('.'))} does not exist (parameter ${parameter})`,
       );
     }
     field = fields !== undefined && Object.hasOwn(fields, name) ? fields[name] : undefined;
@@ -508,7 +510,7 @@ function resolvePath(
       const where =
         index === 0 ? `Entity ${definition.name}` : `field ${path.slice(0, index).join('.')}`;
       throw new BadRequestError(
-        `Unknown field ${path.slice(0, index + 1).join('.')} in ${where} (parameter ${parameter})`,
+        `Unknown field ${quoteInput(path.slice(0, index + 1).join('.'))} in ${where} (parameter ${parameter})`,
       );
     }
     fields = field.fields;
@@ -539,7 +541,7 @@ function convertValue(
   const value = convertScalar(field, raw);
   if (value === undefined) {
     throw new BadRequestError(
-      `Value ${JSON.stringify(raw)} of query parameter ${parameter} is not a valid ${typeLabel(field)}`,
+      `Value ${JSON.stringify(quoteInput(raw))} of query parameter ${parameter} is not a valid ${typeLabel(field)}`,
     );
   }
   return value;
@@ -605,7 +607,7 @@ function parseOrderBy(
     const field = Object.hasOwn(definition.fields, name) ? definition.fields[name] : undefined;
     if (field === undefined) {
       throw new BadRequestError(
-        `Parameter orderBy names ${JSON.stringify(name)}, which is not a field of Entity ${definition.name}`,
+        `Parameter orderBy names ${JSON.stringify(quoteInput(name))}, which is not a field of Entity ${definition.name}`,
       );
     }
     if (OPERATORS_BY_TYPE[field.type] === undefined) {
@@ -635,7 +637,7 @@ function parseCount(params: URLSearchParams, name: string, minimum: number): num
   if (text === undefined) return undefined;
   if (!/^\d{1,15}$/.test(text) || Number(text) < minimum) {
     throw new BadRequestError(
-      `Parameter ${name} must be an integer of at least ${minimum}, not ${JSON.stringify(text)}`,
+      `Parameter ${name} must be an integer of at least ${minimum}, not ${JSON.stringify(quoteInput(text))}`,
     );
   }
   return Number(text);

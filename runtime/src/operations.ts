@@ -7,13 +7,14 @@ import {
   HttpError,
   isDuplicateKeyError,
   KeyExistsError,
+  MAX_INDEXED_BYTES,
   PreconditionFailedError,
   quoteInput,
   RecordNotFoundError,
 } from './errors.js';
 import { ownerScopeOf, owns, requireOwned, withOwner } from './auth/owner.js';
 import type { EntityHooks } from './hooks.js';
-import { readJsonBody } from './http/body.js';
+import { checkRecordDepth, readJsonBody } from './http/body.js';
 import type { RequestState } from './http/errors.js';
 import { withRecordLock } from './record-lock.js';
 import type { Issue } from './issues.js';
@@ -152,7 +153,11 @@ export async function patchRecord<R extends object>(
   // Checked before merging: `merged.__proto__ = …` would change the prototype, not add a field.
   const unknown: Issue[] = Object.keys(payload)
     .filter((name) => !Object.hasOwn(definition.fields, name))
-    .map((name) => ({ path: [name], code: 'unknown_field', message: `Unknown field ${name}` }));
+    .map((name) => ({
+      path: [name],
+      code: 'unknown_field',
+      message: `Unknown field ${quoteInput(name)}`,
+    }));
   if (unknown.length > 0)
     throw new BadRequestError(singleRecordReason(definition, payload, unknown), unknown);
   const createIfAbsent = definition.singleRecordId !== undefined;
@@ -357,13 +362,15 @@ async function readDataPayload(ctx: Context, data: DataContext): Promise<unknown
   for (const name of Object.keys(body)) {
     if (name !== 'data') {
       throw new BadRequestError(
-        `Unknown property "${name}" in request body; only "data" is allowed`,
+        `Unknown property "${quoteInput(name)}" in request body; only "data" is allowed`,
       );
     }
   }
   if (!Array.isArray(payload) && !isPlainObject(payload)) {
     throw new BadRequestError('"data" must be a record object or a list of record objects');
   }
+  // The text check of readJsonBody is exact for a list; one record has a level less around it.
+  if (!Array.isArray(payload)) checkRecordDepth(payload);
   return payload;
 }
 
@@ -380,18 +387,16 @@ function readOne<R extends object>(definition: EntityDefinition<R>, input: unkno
 }
 
 /**
- * The most bytes a key or indexed text value may hold. PostgreSQL refuses index entries beyond
- * about 2 700 bytes while SQLite stores them: one limit well below that keeps a record that one
- * driver accepts acceptable to the other.
+ * Pushes an issue for every key or indexed text value longer than MAX_INDEXED_BYTES, and for a
+ * composite key whose record id is: PostgreSQL's primary key holds every key column in one index
+ * entry, so several parts that each fit could together exceed its limit.
  */
-export const MAX_INDEXED_BYTES = 1024;
-
-/** Pushes an issue for every key or indexed text value longer than MAX_INDEXED_BYTES. */
 function checkIndexedLengths(definition: AnyDefinition, record: object, issues: Issue[]): void {
   const values = record as Record<string, unknown>;
+  const key = definition.table.key;
   for (const column of definition.table.columns) {
     if (column.kind !== 'text' || column.fixed !== undefined) continue;
-    if (!column.indexed && !definition.table.key.includes(column.name)) continue;
+    if (!column.indexed && !key.includes(column.name)) continue;
     const value = values[column.name];
     if (typeof value !== 'string' || value.length * 3 <= MAX_INDEXED_BYTES) continue;
     const bytes = Buffer.byteLength(value);
@@ -402,6 +407,16 @@ function checkIndexedLengths(definition: AnyDefinition, record: object, issues: 
       message: `Field ${column.name} of Entity ${definition.name} is ${bytes} bytes long; a key or indexed field holds at most ${MAX_INDEXED_BYTES} bytes`,
     });
   }
+  if (key.length < 2 || issues.length > 0) return;
+  const id = definition.idOf(record);
+  if (id.length * 3 <= MAX_INDEXED_BYTES) return;
+  const bytes = Buffer.byteLength(id);
+  if (bytes <= MAX_INDEXED_BYTES) return;
+  issues.push({
+    path: [],
+    code: 'invalid_key',
+    message: `The key of Entity ${definition.name} (${key.join(', ')}) is ${bytes} bytes long as a record id; a record id holds at most ${MAX_INDEXED_BYTES} bytes`,
+  });
 }
 
 /** Converts every record of a list insert and checks the list for repeated keys. */
@@ -426,7 +441,7 @@ function readMany<R extends object>(
       issues.push({
         path: [index],
         code: 'duplicate_key',
-        message: `Logical key ${id} for Entity ${definition.name} appears twice in the list (records ${first} and ${index})`,
+        message: `Logical key ${quoteInput(id)} for Entity ${definition.name} appears twice in the list (records ${first} and ${index})`,
       });
     } else {
       seen.set(id, index);
@@ -454,7 +469,7 @@ function duplicateInList<R extends object>(
     {
       path: [index],
       code: 'duplicate_key',
-      message: `Logical key ${id} for Entity ${definition.name} already exists`,
+      message: `Logical key ${quoteInput(id)} for Entity ${definition.name} already exists`,
     },
   ]);
 }
@@ -472,13 +487,13 @@ function singleRecordReason(
     (issue) => issue.code === 'unknown_field' && issue.path.length === 1,
   );
   if (unknown.length > 0) {
-    const names = unknown.map((issue) => String(issue.path[0])).join(', ');
+    const names = quoteInput(unknown.map((issue) => String(issue.path[0])).join(', '));
     return `${unknown.length === 1 ? 'Field' : 'Fields'} ${names} ${unknown.length === 1 ? 'is' : 'are'} not defined for Entity ${definition.name}`;
   }
   const id =
     definition.singleRecordId ??
     definition.table.key.map((name) => rawKeyText(input[name])).join(definition.keySeparator);
-  return `EntityRecord of ${definition.name} with id ${id} invalid`;
+  return `EntityRecord of ${definition.name} with id ${quoteInput(id)} invalid`;
 }
 
 function rawKeyText(value: unknown): string {

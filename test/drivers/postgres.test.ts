@@ -11,7 +11,11 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StorageDriver, TableDescriptor } from '../../runtime/src/driver.js';
-import { isDuplicateKeyError, isStorageUnavailableError } from '../../runtime/src/errors.js';
+import {
+  isDuplicateKeyError,
+  isHttpError,
+  isStorageUnavailableError,
+} from '../../runtime/src/errors.js';
 import {
   PostgresConfigError,
   PostgresDriver,
@@ -263,6 +267,26 @@ if (url === undefined || url === '') {
       } finally {
         await Promise.all(drivers.map((d) => d.close()));
       }
+    });
+
+    it('answers an index entry beyond the server limit with a 400 naming the limit, not a 500', async () => {
+      // The service refuses such keys before they reach the driver; this is the safety net. Random
+      // text does not compress, so 3 000 characters exceed the btree limit of about 2 700 bytes.
+      const long = randomBytes(2250).toString('base64url');
+      const error = await driver
+        .insert(ITEMS, [{ id: long }], 1)
+        .catch((caught: unknown) => caught);
+      expect(isHttpError(error)).toBe(true);
+      expect(error).toMatchObject({
+        status: 400,
+        reason:
+          "A key or indexed value is too large for the database's index; a key or indexed field holds at most 1024 bytes",
+      });
+      const indexed = await driver
+        .insert(ITEMS, [{ id: 'short', camelCase: long }], 1)
+        .catch((caught: unknown) => caught);
+      expect(indexed).toMatchObject({ status: 400 });
+      expect(await driver.get(ITEMS, ['short'])).toBeUndefined();
     });
 
     it('uses the primary key and NULLS FIRST indexes for ORDER BY', async () => {

@@ -329,6 +329,19 @@ describe.each(LISTING_DRIVERS)('on %s', (driverName) => {
       expect(response.body.data.map(idOf)).toEqual(all.slice(firstB, firstB + 3));
     });
 
+    it('caps the page size of a validly signed cursor at the maximum page size', async () => {
+      const cursor = await firstCursor('orderBy=amount&limit=3');
+      const payload = payloadOf(cursor);
+      const response = await getJson(
+        `/data/LINE?orderBy=amount&cursor=${forge({ ...payload, l: 2 ** 53 - 1 })}`,
+      );
+      expect(response.status, response.text).toBe(200);
+      // MAX_PAGE_SIZE (default 1000), not the page size the cursor claims.
+      expect(response.body.meta.limit).toBe(1000);
+      const all = await allIds('orderBy=amount');
+      expect(response.body.data.map(idOf)).toEqual(all.slice(3));
+    });
+
     it('issues no next on the last page and none without a limit', async () => {
       const count = (await getJson('/entity/LINE/recordCounts')).body.data.count as number;
       const last = await getJson(`/data/LINE?start=${count - 2}&limit=2`);

@@ -12,8 +12,33 @@ export const DEFAULT_BODY_LIMIT = 10 * 1024 * 1024;
 
 /** How deep a field value (OBJECT, ARRAY, ANY, DICTIONARY) may nest objects and arrays. */
 export const MAX_VALUE_DEPTH = 64;
-/** The envelope adds up to three levels: `{"data": [ {record} ]}`. */
+/**
+ * The envelope adds up to three levels: `{"data": [ {record} ]}`. A body of one record adds two,
+ * so the text check lets a value of 65 levels through there; `checkRecordDepth` is exact.
+ */
 const MAX_BODY_DEPTH = MAX_VALUE_DEPTH + 3;
+
+const TOO_DEEP_REASON = `Request body nests objects and arrays too deeply; values may nest at most ${MAX_VALUE_DEPTH} levels`;
+
+/**
+ * Refuses (400) a record of a request body one of whose field values nests objects and arrays
+ * deeper than MAX_VALUE_DEPTH. Called on a parsed body, so the recursion is bounded by the text
+ * check of `readJsonBody`.
+ */
+export function checkRecordDepth(record: object): void {
+  // The record itself is one level: its values may reach one level more.
+  if (nestsDeeper(record, MAX_VALUE_DEPTH + 1)) throw new BadRequestError(TOO_DEEP_REASON);
+}
+
+/** Whether `value` nests objects and arrays more than `levels` deep (a scalar is 0 levels). */
+function nestsDeeper(value: unknown, levels: number): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (levels === 0) return true;
+  for (const item of Array.isArray(value) ? value : Object.values(value)) {
+    if (typeof item === 'object' && item !== null && nestsDeeper(item, levels - 1)) return true;
+  }
+  return false;
+}
 
 /**
  * Reads and parses a JSON request body. Rejects a missing or non-JSON content type (415), a body
@@ -27,7 +52,7 @@ export async function readJsonBody(ctx: Context, limit: number): Promise<unknown
       415,
       type === ''
         ? 'Request body must be JSON: set Content-Type: application/json'
-        : `Unsupported Content-Type ${type}; send application/json`,
+        : `Unsupported Content-Type ${quoteInput(type)}; send application/json`,
     );
   }
   const declared = ctx.request.length;
@@ -44,15 +69,12 @@ export async function readJsonBody(ctx: Context, limit: number): Promise<unknown
     throw new BadRequestError('Request body is empty; expected a JSON object');
   // Checked on the text, before parsing: deeper values would exhaust the stack when they are
   // parsed, converted or stored, and no schema needs them.
-  if (nestingDepth(text) > MAX_BODY_DEPTH)
-    throw new BadRequestError(
-      `Request body nests objects and arrays too deeply; values may nest at most ${MAX_VALUE_DEPTH} levels`,
-    );
+  if (nestingDepth(text) > MAX_BODY_DEPTH) throw new BadRequestError(TOO_DEEP_REASON);
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error);
-    throw new BadRequestError(`Request body is not valid JSON: ${detail}`);
+    throw new BadRequestError(`Request body is not valid JSON: ${quoteInput(detail)}`);
   }
 }
 

@@ -1,5 +1,6 @@
 import {
   BadRequestError,
+  MAX_INDEXED_BYTES,
   QueryTimeoutError,
   StorageUnavailableError,
   isStorageUnavailableError,
@@ -94,7 +95,7 @@ const UNSTORABLE_VALUE = new Set(['22021', '22P05']);
 
 /**
  * Rethrows connection-level failures as `StorageUnavailableError` and values PostgreSQL cannot
- * store as a 400; other errors pass unchanged.
+ * store (NUL characters, values beyond its size limits) as a 400; other errors pass unchanged.
  */
 export function translateError(error: unknown): unknown {
   if (isStorageUnavailableError(error)) return error;
@@ -102,6 +103,16 @@ export function translateError(error: unknown): unknown {
   if (state !== undefined && UNSTORABLE_VALUE.has(state)) {
     return new BadRequestError(
       'A value contains a character the database cannot store (U+0000, the NUL character)',
+    );
+  }
+  // program_limit_exceeded: a value beyond a size limit of the server. The runtime keeps keys and
+  // indexed values far below the index limit (MAX_INDEXED_BYTES); this is the safety net.
+  if (state === '54000') {
+    const message = (error as { message?: unknown }).message;
+    return new BadRequestError(
+      typeof message === 'string' && /index row/i.test(message)
+        ? `A key or indexed value is too large for the database's index; a key or indexed field holds at most ${MAX_INDEXED_BYTES} bytes`
+        : 'A value is too large for the database to store',
     );
   }
   // A statement that ran out of statement_timeout is a slow query, not an outage.

@@ -854,8 +854,8 @@ export function describeCrudSuite(
         expect(response.headers.get('x-request-id')).toBe('abc-123');
         const first = (await service.request('GET', '/health')).headers.get('x-request-id');
         const second = (await service.request('GET', '/health')).headers.get('x-request-id');
-        expect(first).toMatch(/^[0-9a-f]{8}-[0-9a-z]+$/);
-        expect(second).toMatch(/^[0-9a-f]{8}-[0-9a-z]+$/);
+        expect(first).toMatch(/^[0-9a-f]{8}-[A-Za-z0-9_-]{16}$/);
+        expect(second).toMatch(/^[0-9a-f]{8}-[A-Za-z0-9_-]{16}$/);
         expect(second).not.toBe(first);
         const unsafe = await service.request('GET', '/health', {
           headers: { 'x-request-id': 'a b<c>' },

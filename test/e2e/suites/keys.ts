@@ -2,6 +2,7 @@
  * End-to-end cases of composite and INTEGER logical keys, defined once and run against every
  * storage driver: `keys.test.ts` (SQLite) and `keys.postgres.test.ts`.
  */
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootFixture, type BootedService } from '../../helpers/service.js';
 import type { MakeDriver } from './crud.js';
@@ -95,6 +96,61 @@ export function describeKeysSuite(label: string, makeDriver: MakeDriver): void {
           '/data/shift/2024-01-31:MORNING:false:north',
         );
         expect(deleted.status).toBe(200);
+      });
+
+      it('bounds the whole record id of a composite key to 1 024 bytes, on every driver alike', async () => {
+        // Random text does not compress: three parts that each fit make one index entry of the
+        // primary key beyond PostgreSQL's limit (about 2 700 bytes), which answered 500 there.
+        const part = (): string => randomBytes(750).toString('base64url'); // 1 000 characters
+        const translation = (namespace: string) => ({
+          namespace,
+          messageKey: part(),
+          locale: part(),
+          text: 'Hello',
+        });
+        const reason =
+          'The key of Entity TRANSLATION (namespace, messageKey, locale) is 3002 bytes long as a record id; a record id holds at most 1024 bytes';
+        const one = await service.request('POST', '/data/translation', {
+          body: { data: translation(part()) },
+        });
+        expect(one.status, one.text).toBe(400);
+        expect(one.body.error.reason).toBe(reason);
+        expect(one.body.error.issues).toEqual([{ path: [], code: 'invalid_key', message: reason }]);
+        const list = await service.request('POST', '/data/translation', {
+          body: {
+            data: [
+              { namespace: 'n', messageKey: 'k', locale: 'l', text: 'Hi' },
+              translation(part()),
+            ],
+          },
+        });
+        expect(list.status, list.text).toBe(400);
+        expect(list.body.error.issues).toEqual([
+          { path: [1], code: 'invalid_key', message: reason },
+        ]);
+        const long = translation(part());
+        const put = await service.request(
+          'PUT',
+          `/data/translation/${[long.namespace, long.messageKey, long.locale].join('~')}`,
+          { body: { data: long } },
+        );
+        expect(put.status, put.text).toBe(400);
+        expect(put.body.error.reason).toBe(reason);
+        expect(
+          (await service.request('GET', '/entity/translation/recordCounts')).body.data,
+        ).toEqual({ count: 0 });
+
+        // 340 + 340 + 340 characters and two separators: 1 022 bytes fit.
+        const fits = {
+          namespace: 'n'.repeat(340),
+          messageKey: 'k'.repeat(340),
+          locale: 'l'.repeat(340),
+          text: 'Hi',
+        };
+        const stored = await service.request('POST', '/data/translation', { body: { data: fits } });
+        expect(stored.status, stored.text).toBe(200);
+        const id = [fits.namespace, fits.messageKey, fits.locale].join('~');
+        expect((await service.request('GET', `/data/translation/${id}`)).body.data).toEqual(fits);
       });
 
       it('treats key fields as required even when the schema does not mark them', async () => {

@@ -1,0 +1,119 @@
+/**
+ * A slow list or count cannot stall a service on a SQLite file: the query runs in a reader thread,
+ * so `/health` answers while it is still running, and a query over its time budget
+ * (QUERY_TIMEOUT_MS) answers 503 in the envelope naming the budget, logged as one warning line
+ * without a stack trace.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import type { ServiceApp } from '@entity-gen/runtime';
+import { SqliteDriver } from '@entity-gen/runtime/sqlite';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serve, type TestServer } from '../helpers/http.js';
+import { bootFixture, type BootedService } from '../helpers/service.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'eg-slow-query-'));
+const file = join(dir, 'shop.db');
+const ROWS = 20_000;
+
+/**
+ * A count that makes SQLite test every row against 200 substrings (the most filter values a
+ * request may carry): seconds of work whatever the machine, with no index to help.
+ */
+const SLOW_COUNT = `/entity/category/recordCounts?${Array.from(
+  { length: 200 },
+  (_, n) => `description[NOT_CONTAINS]=absent-${n}`,
+).join('&')}`;
+
+let service: BootedService;
+beforeAll(async () => {
+  // One budget large enough for the slow count to finish: the ordering test below.
+  service = await bootFixture('shop', {
+    folder: 'e2e-slow-query',
+    driver: new SqliteDriver({ filename: file, readers: 2, queryTimeoutMs: 120_000 }),
+  });
+  const table = service.tables.find((candidate) => candidate.entity === 'CATEGORY')!;
+  const description = 'Hand tools, garden tools and everything in between. '.repeat(4);
+  for (let start = 0; start < ROWS; start += 10_000) {
+    const records = Array.from({ length: 10_000 }, (_, n) => ({
+      name: `category-${start + n}`,
+      description,
+    }));
+    await service.driver.insert(table, records, Date.now());
+  }
+});
+const others: TestServer[] = [];
+afterAll(async () => {
+  await Promise.all(others.map((server) => server.close()));
+  await service?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('a slow query on a SQLite file', () => {
+  it('runs off the event loop: /health answers while the count is still running', async () => {
+    const order: string[] = [];
+    const slow = service.request('GET', SLOW_COUNT).then((response) => {
+      order.push('count');
+      return response;
+    });
+    // Let the count reach its reader before asking for /health.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const health = await service.request('GET', '/health');
+    order.push('health');
+    expect(health.status).toBe(200);
+    const counted = await slow;
+    expect(counted.status, counted.text).toBe(200);
+    expect(counted.body.data).toEqual({ count: ROWS });
+    expect(order).toEqual(['health', 'count']);
+  });
+
+  it('answers 503 naming QUERY_TIMEOUT_MS beyond the budget, logged as one warning without a stack', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = pino(
+      { level: 'info', base: undefined },
+      new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+          done();
+        },
+      }),
+    );
+    const driver = new SqliteDriver({ filename: file, readers: 1, queryTimeoutMs: 100 });
+    await driver.open(service.tables);
+    const app: ServiceApp = service.createApp({ driver, logger });
+    const server = await serve(app.callback());
+    others.push({ ...server, close: () => server.close().then(() => driver.close()) });
+
+    const stopped = await server.request('GET', SLOW_COUNT);
+    expect(stopped.status).toBe(503);
+    expect(stopped.body).toEqual({
+      status: 'error',
+      error: {
+        reason:
+          'The query took longer than 100 ms (QUERY_TIMEOUT_MS) and was stopped; narrow the filters or page with a smaller limit',
+      },
+    });
+    // A list whose filters match nothing scans the whole table as well.
+    const list = await server.request(
+      'GET',
+      SLOW_COUNT.replace('/entity/category/recordCounts', '/data/category').replaceAll(
+        'NOT_CONTAINS',
+        'CONTAINS',
+      ),
+    );
+    expect(list.status, list.text).toBe(503);
+
+    // One warning per stopped query, with the request id and no stack trace.
+    expect(lines.filter((line) => (line['level'] as number) >= 50)).toEqual([]);
+    const warnings = lines.filter((line) => String(line['msg']).startsWith('The query took'));
+    expect(warnings).toHaveLength(2);
+    for (const warning of warnings) {
+      expect(warning['level']).toBe(40);
+      expect(warning['requestId']).toEqual(expect.any(String));
+      expect(JSON.stringify(warning)).not.toContain('stack');
+    }
+  });
+});
