@@ -1,14 +1,12 @@
 /**
  * The format step: the templates write code text without caring for line breaks, and one pass of
- * Biome's formatter (its JS API, the WebAssembly build: no native binary, no child process) lays
- * out every TypeScript file in the project's style — printWidth 100, single quotes, trailing
- * commas, as `.prettierrc.json` says for this repository. Biome is loaded only when some file has
- * to be formatted: a file whose emitted text is the same as last time (its hash is in the
- * manifest) keeps the formatted text it has.
+ * Biome's formatter lays out every TypeScript file in the project's style — printWidth 100, single
+ * quotes, trailing commas, as `.prettierrc.json` says for this repository (./formatter.ts runs
+ * Biome). A file whose emitted text is the same as at the last generation (its hash is in the
+ * manifest) keeps the formatted text it has, so a regeneration formats only what changed.
  */
 import { createHash } from 'node:crypto';
-import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import { createRequire } from 'node:module';
 import type { FileOwner } from './emit.js';
 
 /** A file of the output before formatting. */
@@ -27,8 +25,14 @@ export type FormatCache = ReadonlyMap<
   { readonly emitted: string; readonly formatted: string }
 >;
 
-/** The formatter's settings; also part of every cache key, so a change reformats everything. */
-export const FORMAT_OPTIONS = {
+/**
+ * Biome's configuration for the generated code. Its version (package.json pins it exactly, so
+ * every teammate formats alike) and this configuration are part of every cache key: a change
+ * reformats everything.
+ */
+export const BIOME_CONFIGURATION = {
+  // Generated files may be large (an entity of many fields); Biome skips files over 1 MiB unless told.
+  files: { maxSize: 64 * 1024 * 1024 },
   formatter: { indentStyle: 'space', indentWidth: 2, lineWidth: 100, lineEnding: 'lf' },
   javascript: {
     formatter: {
@@ -41,9 +45,6 @@ export const FORMAT_OPTIONS = {
     },
   },
 } as const;
-
-/** Below this many files, one formatter is quicker than starting workers. */
-const FILES_PER_WORKER = 150;
 
 /**
  * Formats the TypeScript files (the others are only tidied) and returns them with, for each
@@ -74,57 +75,27 @@ export async function formatFiles(
   };
 }
 
+/** The Biome release the generator depends on (exactly). */
+const BIOME_VERSION = (
+  createRequire(import.meta.url)('@biomejs/biome/package.json') as { version: string }
+).version;
+
 /** The cache key of an emitted text: its hash together with the formatter's settings. */
 function emittedHash(contents: string): string {
   const hash = createHash('sha256');
-  hash.update(JSON.stringify(FORMAT_OPTIONS));
+  hash.update(`biome ${BIOME_VERSION} ${JSON.stringify(BIOME_CONFIGURATION)}`);
   hash.update('\0');
   hash.update(contents, 'utf8');
   return `sha256:${hash.digest('hex')}`;
 }
 
-/**
- * Formats TypeScript sources with Biome; with many files, in worker threads (one Biome each),
- * since formatting is most of a large generation's time.
- */
+/** Formats TypeScript sources with Biome, loaded only when there is something to format. */
 async function formatTypeScript(
   files: readonly { path: string; contents: string }[],
 ): Promise<Map<string, string>> {
   if (files.length === 0) return new Map();
-  const workers = Math.min(
-    Math.floor(files.length / FILES_PER_WORKER),
-    Math.max(availableParallelism() - 1, 1),
-  );
-  if (workers <= 1) {
-    const { createFormatter } = await import('./formatter.js');
-    const format = await createFormatter();
-    return new Map(files.map((file) => [file.path, format(file.path, file.contents)]));
-  }
-  // Round robin keeps the shares even whatever the order of paths.
-  const shares = Array.from({ length: workers }, (_, index) =>
-    files.filter((_file, position) => position % workers === index),
-  );
-  const done = await Promise.all(shares.map(formatInWorker));
-  return new Map(done.flat());
-}
-
-/** Formats files in a worker thread (./format-worker.ts). */
-function formatInWorker(
-  files: readonly { path: string; contents: string }[],
-): Promise<[string, string][]> {
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL('./format-worker.js', import.meta.url), {
-      workerData: files,
-    });
-    worker.once('message', (message: { formatted?: [string, string][]; error?: string }) => {
-      if (message.error !== undefined) reject(new Error(message.error));
-      else resolve(message.formatted ?? []);
-    });
-    worker.once('error', reject);
-    worker.once('exit', (code) => {
-      if (code !== 0) reject(new Error(`the formatter's worker stopped with exit code ${code}`));
-    });
-  });
+  const { formatWithBiome } = await import('./formatter.js');
+  return formatWithBiome(files, BIOME_CONFIGURATION, process.env);
 }
 
 /** What every file gets, formatted or not: no trailing spaces, no runs of blank lines, one final newline. */

@@ -50,6 +50,11 @@ export interface PreviousOutput {
   readonly migrationFiles: readonly string[];
   /** Text of the files the manifest lists, as they are now (to reuse their formatted text). */
   readonly files: ReadonlyMap<string, string>;
+  /**
+   * The user's files that exist (`src/hooks/*.ts`, `src/server.ts`, `.gitignore`): they are kept
+   * as they are, so their starter text is not formatted.
+   */
+  readonly userFiles?: ReadonlySet<string>;
 }
 
 /** Everything a generation is made from. */
@@ -115,9 +120,15 @@ export async function generate(input: GenerateInput): Promise<GenerateResult> {
         ? file.contents
         : withHeader(file.path, file.contents, headerLine(model, file.sources)),
   }));
-  const formatted = await formatFiles(emitted, formatCache(previous));
+  const kept = previous?.userFiles ?? new Set<string>();
+  const formatted = await formatFiles(
+    emitted.filter((file) => !(file.owner === 'user' && kept.has(file.path))),
+    formatCache(previous),
+  );
+  const keptFiles = emitted.filter((file) => file.owner === 'user' && kept.has(file.path));
   const files: GeneratedFile[] = [
     ...formatted.files,
+    ...keptFiles,
     ...migrations.files.map((file) => ({ ...file, owner: 'generator' as const })),
   ];
   const manifest = manifestOf(model, files, formatted.emitted, input);

@@ -29,7 +29,14 @@ export interface PreviousRead {
 export async function readPreviousOutput(outputDir: string): Promise<PreviousRead> {
   const manifestText = await readIfExists(join(outputDir, MANIFEST_PATH));
   const migrationFiles = await fileNames(join(outputDir, MIGRATIONS_DIR));
-  if (manifestText === undefined) return { files: new Map(), migrationFiles };
+  const userFiles = await existingUserFiles(outputDir);
+  if (manifestText === undefined) {
+    return {
+      files: new Map(),
+      migrationFiles,
+      output: { migrationFiles, files: new Map(), userFiles },
+    };
+  }
   const parsed = parseManifest(manifestText);
   if (parsed.manifest === undefined) {
     return {
@@ -52,9 +59,23 @@ export async function readPreviousOutput(outputDir: string): Promise<PreviousRea
     manifestText,
     files,
     migrationFiles,
-    output: { manifest: parsed.manifest, migrationFiles, files },
+    output: { manifest: parsed.manifest, migrationFiles, files, userFiles },
   };
 }
+
+/** The user's files that exist in the output folder (the ones a generation creates when absent). */
+async function existingUserFiles(outputDir: string): Promise<Set<string>> {
+  const hooks = (await fileNames(join(outputDir, HOOKS_DIR))).map((name) => `${HOOKS_DIR}/${name}`);
+  const others = await Promise.all(
+    USER_FILES.map(async (path) =>
+      (await readIfExists(join(outputDir, path))) === undefined ? [] : [path],
+    ),
+  );
+  return new Set([...hooks, ...others.flat()]);
+}
+
+/** The user's files outside `src/hooks/`. */
+const USER_FILES = ['src/server.ts', '.gitignore'];
 
 /**
  * Reads what `planOutput` needs from an output folder: the previous generation, and the files at
