@@ -83,7 +83,7 @@ export function loadAccess(
 ): { access: ReadonlyMap<string, EntityAccess> | undefined; diagnostics: Diagnostic[] } {
   if (source === undefined) return { access: undefined, diagnostics: [] };
   const reporter = new AccessReporter(source.file);
-  const roots = parseSchemaText(source.file, source.text, reporter);
+  const { roots } = parseSchemaText(source.file, source.text, reporter);
   if (reporter.diagnostics.length > 0)
     return { access: undefined, diagnostics: sortDiagnostics(reporter.diagnostics) };
   const root = roots[0];

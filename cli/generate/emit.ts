@@ -1,6 +1,3 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import Handlebars from 'handlebars';
 import type {
   EntityModel,
   FieldModel,
@@ -10,8 +7,8 @@ import type {
   TypeModel,
 } from '../model/types.js';
 import type { EmitOptions } from './options.js';
-import { generatorVersion, packageRoot } from './paths.js';
-import { loadTemplates, templateHelpers, type Template } from './templates.js';
+import { generatorVersion } from './paths.js';
+import { loadTemplates } from './templates.js';
 
 export {
   DRIVER_CHOICES,
@@ -32,6 +29,12 @@ export interface EmittedFile {
   readonly contents: string;
   /** Schema files the file was generated from (for its header). */
   readonly sources: readonly string[];
+  /**
+   * Short hash of what the file was generated from (for its header): the entity's document for an
+   * entity's files, so that changing one entity changes only its files' headers; the whole schema
+   * otherwise.
+   */
+  readonly hash: string;
   readonly owner: FileOwner;
 }
 
@@ -77,46 +80,56 @@ export function emitService(
   accessText = '',
 ): EmittedFile[] {
   const templates = loadTemplates();
-  const userTemplates = loadUserTemplates();
   const all = model.sourceFiles;
   const files: EmittedFile[] = [];
   const owner = 'generator';
   for (const entity of model.entities) {
     const dir = `src/entities/${entity.fileName}`;
     const sources = [entity.sourceFile];
+    const hash = entity.documentHash;
     files.push(
       {
         path: `${dir}/types.ts`,
         contents: templates.entityTypes(typesView(entity)),
         sources,
+        hash,
         owner,
       },
       {
         path: `${dir}/definition.ts`,
         contents: templates.entityDefinition(definitionView(entity)),
         sources,
+        hash,
         owner,
       },
       {
         path: `${dir}/routes.ts`,
         contents: templates.entityRoutes(routesView(entity)),
         sources,
+        hash,
         owner,
       },
-      { path: hooksPath(entity), contents: userTemplates.hooks(entity), sources, owner: 'user' },
+      {
+        path: hooksPath(entity),
+        contents: templates.hooks(entity),
+        sources,
+        hash,
+        owner: 'user',
+      },
     );
   }
   const title = serviceTitle(options.outputDir);
+  const hash = model.shortHash;
   files.push(
-    { path: 'src/app.ts', contents: templates.app({ title }), sources: all, owner },
-    { path: 'src/service.ts', contents: templates.service(model), sources: all, owner },
-    { path: 'src/server.ts', contents: templates.server({}), sources: all, owner: 'user' },
-    { path: 'tsconfig.json', contents: templates.tsconfig({}), sources: all, owner },
-    { path: '.gitignore', contents: GITIGNORE, sources: all, owner: 'user' },
+    { path: 'src/app.ts', contents: templates.app({ title }), sources: all, hash, owner },
+    { path: 'src/service.ts', contents: templates.service(model), sources: all, hash, owner },
+    { path: 'src/server.ts', contents: templates.server({}), sources: all, hash, owner: 'user' },
+    { path: 'tsconfig.json', contents: templates.tsconfig({}), sources: all, hash, owner },
+    { path: '.gitignore', contents: GITIGNORE, sources: all, hash, owner: 'user' },
     {
       path: 'package.json',
       contents: templates.packageJson({
-        headerLine: headerLine(model, all),
+        headerLine: headerLine(hash, all),
         packageName: packageName(options.outputDir),
         description: `REST service for ${model.entities.map((entity) => entity.name).join(', ')}`,
         runtimeSpec: options.runtimeSpec ?? `^${generatorVersion()}`,
@@ -125,6 +138,7 @@ export function emitService(
         ...SERVICE_DEPENDENCIES,
       }),
       sources: all,
+      hash,
       owner,
     },
     {
@@ -139,6 +153,7 @@ export function emitService(
             : undefined,
       }),
       sources: all,
+      hash,
       owner,
     },
   );
@@ -150,30 +165,9 @@ export function hooksPath(entity: EntityModel): string {
   return `src/hooks/${entity.fileName}.ts`;
 }
 
-/** Templates of the user-owned starter files, compiled once per process like the others. */
-interface UserTemplates {
-  readonly hooks: Template;
-}
-
-let userTemplatesCache: UserTemplates | undefined;
-
-function loadUserTemplates(): UserTemplates {
-  if (userTemplatesCache !== undefined) return userTemplatesCache;
-  const handlebars = Handlebars.create();
-  for (const [name, helper] of Object.entries(templateHelpers))
-    handlebars.registerHelper(name, helper);
-  const text = readFileSync(join(packageRoot(), 'templates', 'user/hooks.ts.hbs'), 'utf8');
-  const template = handlebars.compile(text, { noEscape: true, strict: true });
-  userTemplatesCache = { hooks: (view) => template(view) };
-  return userTemplatesCache;
-}
-
 /** The first header line every generated file carries. */
-export function headerLine(
-  model: { readonly shortHash: string },
-  sources: readonly string[],
-): string {
-  return `Code generated by entity-gen from ${sources.join(', ')} (schema ${model.shortHash}). DO NOT EDIT.`;
+export function headerLine(hash: string, sources: readonly string[]): string {
+  return `Code generated by entity-gen from ${sources.join(', ')} (schema ${hash}). DO NOT EDIT.`;
 }
 
 /** Runtime exports a generated validator module may call, by name. */

@@ -93,15 +93,24 @@ export interface GenerateResult {
  * (cli/plan). `generate`, `check`, `dev`, `validate` and the tests all call it.
  */
 export async function generate(input: GenerateInput): Promise<GenerateResult> {
-  const built = buildModel({ ...input, sourceNames: input.options.sourceNames });
+  const modelInput = { ...input, sourceNames: input.options.sourceNames };
+  let built = buildModel(modelInput);
   if (built.model === undefined) return failed(built.diagnostics);
-  const model = built.model;
   const previous = input.previous;
-  const migrations = planMigrationFiles(previous?.manifest?.schema, model, {
-    allowDataLoss: input.allowDataLoss ?? false,
-    existingMigrations: previous?.migrationFiles ?? [],
-  });
+  const planMigrations = (model: ServiceModel): ReturnType<typeof planMigrationFiles> =>
+    planMigrationFiles(previous?.manifest?.schema, model, {
+      allowDataLoss: input.allowDataLoss ?? false,
+      existingMigrations: previous?.migrationFiles ?? [],
+    });
+  let migrations = planMigrations(built.model);
+  if (migrations.diagnostics.length > 0 && !built.exactPositions) {
+    // Its problems point into the schema: build it again with positions to say where.
+    built = buildModel(modelInput, 'exact');
+    if (built.model === undefined) return failed(built.diagnostics);
+    migrations = planMigrations(built.model);
+  }
   if (migrations.diagnostics.length > 0) return failed(migrations.diagnostics);
+  const model = built.model;
 
   const options: EmitOptions = {
     ...input.options,
@@ -118,7 +127,7 @@ export async function generate(input: GenerateInput): Promise<GenerateResult> {
     contents:
       file.owner === 'user'
         ? file.contents
-        : withHeader(file.path, file.contents, headerLine(model, file.sources)),
+        : withHeader(file.path, file.contents, headerLine(file.hash, file.sources)),
   }));
   const kept = previous?.userFiles ?? new Set<string>();
   const formatted = await formatFiles(

@@ -1,5 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import Handlebars from 'handlebars';
 import { packageRoot } from './paths.js';
 
@@ -64,33 +66,69 @@ export interface Templates {
   readonly packageJson: Template;
   readonly tsconfig: Template;
   readonly readme: Template;
+  /** The user's starter hooks file of an entity. */
+  readonly hooks: Template;
 }
+
+/** Where each template is, under `templates/`. */
+const TEMPLATE_FILES: Readonly<Record<keyof Templates, string>> = {
+  entityTypes: 'entity/types.ts.hbs',
+  entityDefinition: 'entity/definition.ts.hbs',
+  entityRoutes: 'entity/routes.ts.hbs',
+  app: 'service/app.ts.hbs',
+  service: 'service/service.ts.hbs',
+  server: 'service/server.ts.hbs',
+  packageJson: 'service/package.json.hbs',
+  tsconfig: 'service/tsconfig.json.hbs',
+  readme: 'service/README.md.hbs',
+  hooks: 'user/hooks.ts.hbs',
+};
+
+/** The partials the templates use, by name. */
+const PARTIAL_FILES: Readonly<Record<string, string>> = { readField: 'partials/readField.hbs' };
+
+/** The options every template is compiled with (strict: a missing view property is an error). */
+const COMPILE_OPTIONS = { noEscape: true, strict: true } as const;
 
 let cached: Templates | undefined;
 
-/** Loads and compiles every template (strict: a missing view property is an error, not ""). */
+/**
+ * Loads every template: precompiled by the build (`precompiled-templates.cjs` next to this
+ * module in `dist/`), or compiled from `templates/*.hbs` when running from the sources.
+ */
 export function loadTemplates(): Templates {
   if (cached !== undefined) return cached;
   const handlebars = Handlebars.create();
   for (const [name, helper] of Object.entries(templateHelpers))
     handlebars.registerHelper(name, helper);
+  const precompiled = loadPrecompiled();
   const dir = join(packageRoot(), 'templates');
-  const read = (file: string): string => readFileSync(join(dir, file), 'utf8');
-  handlebars.registerPartial('readField', read('partials/readField.hbs').trimEnd());
-  const compile = (file: string): Template => {
-    const template = handlebars.compile(read(file), { noEscape: true, strict: true });
-    return (view) => template(view);
+  const template = (file: string): HandlebarsTemplateDelegate => {
+    const spec = precompiled?.[file];
+    if (spec !== undefined) return handlebars.template(spec);
+    const text = readFileSync(join(dir, file), 'utf8');
+    return handlebars.compile(
+      file.startsWith('partials/') ? text.trimEnd() : text,
+      COMPILE_OPTIONS,
+    );
   };
-  cached = {
-    entityTypes: compile('entity/types.ts.hbs'),
-    entityDefinition: compile('entity/definition.ts.hbs'),
-    entityRoutes: compile('entity/routes.ts.hbs'),
-    app: compile('service/app.ts.hbs'),
-    service: compile('service/service.ts.hbs'),
-    server: compile('service/server.ts.hbs'),
-    packageJson: compile('service/package.json.hbs'),
-    tsconfig: compile('service/tsconfig.json.hbs'),
-    readme: compile('service/README.md.hbs'),
-  };
+  for (const [name, file] of Object.entries(PARTIAL_FILES))
+    handlebars.registerPartial(name, template(file));
+  const templates: Partial<Record<keyof Templates, Template>> = {};
+  for (const [name, file] of Object.entries(TEMPLATE_FILES) as [keyof Templates, string][]) {
+    const compiled = template(file);
+    templates[name] = (view) => compiled(view);
+  }
+  cached = templates as Templates;
   return cached;
+}
+
+/** The build's precompiled templates, by file; `undefined` when running from the sources. */
+function loadPrecompiled(): Readonly<Record<string, TemplateSpecification>> | undefined {
+  const file = new URL('./precompiled-templates.cjs', import.meta.url);
+  if (!existsSync(file)) return undefined;
+  return createRequire(import.meta.url)(fileURLToPath(file)) as Record<
+    string,
+    TemplateSpecification
+  >;
 }

@@ -16,24 +16,41 @@ export interface ModelInput {
   readonly sourceNames?: Readonly<Record<string, string>>;
 }
 
+/** The model of a generation, or the problems that prevent one. */
+export interface BuiltModel {
+  readonly model?: ServiceModel;
+  readonly diagnostics: readonly Diagnostic[];
+  /**
+   * Whether the model carries the schema's source positions. Without them (the quick parse of
+   * cli/schema/parse.ts) a later phase that finds a problem builds the model again with
+   * `positions: 'exact'` to say where it is.
+   */
+  readonly exactPositions: boolean;
+}
+
 /**
  * The front of the pipeline: schema files loaded and validated, normalized, joined with the REST
- * configuration and the access file. `validate` stops here.
+ * configuration and the access file. `validate` stops here. Problems are always reported with
+ * their positions: a quick parse that turns up one is redone exactly.
  */
-export function buildModel(input: ModelInput): {
-  model?: ServiceModel;
-  diagnostics: readonly Diagnostic[];
-} {
-  const loaded = loadSchemas(input.sources);
-  if (loaded.diagnostics.length > 0) return { diagnostics: loaded.diagnostics };
+export function buildModel(input: ModelInput, positions: 'exact' | 'none' = 'none'): BuiltModel {
+  const loaded = loadSchemas(input.sources, positions);
+  const exactPositions = loaded.exactPositions;
+  if (loaded.diagnostics.length > 0) return { diagnostics: loaded.diagnostics, exactPositions };
   const { model, diagnostics } = normalize(loaded.entities);
-  if (model === undefined) return { diagnostics };
-  const rest = loadRestConfig(input.restConfig, model);
-  const access = loadAccess(input.access, model);
-  if (rest.diagnostics.length > 0 || access.diagnostics.length > 0)
-    return { diagnostics: [...rest.diagnostics, ...access.diagnostics] };
+  const rest = model === undefined ? undefined : loadRestConfig(input.restConfig, model);
+  const access = model === undefined ? undefined : loadAccess(input.access, model);
+  const problems = [...diagnostics, ...(rest?.diagnostics ?? []), ...(access?.diagnostics ?? [])];
+  if (problems.length > 0 || model === undefined || rest === undefined || access === undefined) {
+    if (!exactPositions) return buildModel(input, 'exact');
+    return { diagnostics: problems, exactPositions };
+  }
   const named = withSourceNames(model, input.sourceNames);
-  return { model: serveModel(named, rest.configs, access.access), diagnostics: [] };
+  return {
+    model: serveModel(named, rest.configs, access.access),
+    diagnostics: [],
+    exactPositions,
+  };
 }
 
 /** The model with its schema files named as generated files name them (see `sourceNames`). */

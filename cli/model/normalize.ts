@@ -132,6 +132,7 @@ function normalizeEntity(
     table,
     integerKeyed: [...context.refs].sort(compareText),
     document: loaded.document,
+    documentHash: sha256(canonicalJson(loaded.document)).slice(0, 12),
     sourceFile: loaded.position.file,
     ...(doc.renamedFrom === undefined ? {} : { renamedFrom: doc.renamedFrom }),
     position: loaded.position,

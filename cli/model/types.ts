@@ -111,6 +111,8 @@ export interface EntityModel {
   readonly integerKeyed: readonly string[];
   /** The ENTITY document as written. */
   readonly document: JsonValue;
+  /** First 12 hex digits of the SHA-256 of the canonical document (the headers of its files). */
+  readonly documentHash: string;
   /** Schema file it came from, as given. */
   readonly sourceFile: string;
   /** The entity's previous name, for the next migration. */
