@@ -19,7 +19,7 @@ import type { ShopSettings } from './types.js';
 
 /** REST configuration of SHOP_SETTINGS: allowed methods and how lists are paged and sorted. */
 export const shopSettingsRestConfig: RestConfig = {
-  allowedMethods: ['GET_LIST', 'GET_BYID', 'NEW', 'UPDATE', 'DELETE'],
+  allowedMethods: ['GET_LIST', 'GET_BYID', 'UPDATE'],
   getListStrategy: 'ALL',
 };
 
