@@ -168,9 +168,14 @@ export function createService(service: ServiceDefinition, options: ServiceOption
     ctx.body = successBody(entityInfo(findListable(ctx, ctx.params['entity'] ?? '')));
   });
   // OPTIONS of an unknown entity is a 404 like its GET (router.allowedMethods would answer 200).
-  router.options(['/entity/:entity', '/entity/:entity/recordCounts'], (ctx) => {
+  router.options('/entity/:entity', (ctx) => {
     findListable(ctx, ctx.params['entity'] ?? '');
     sendAllow(ctx, ['GET', 'HEAD']);
+  });
+  // Like the list it counts: without GET_LIST in the REST configuration, no method is allowed.
+  router.options('/entity/:entity/recordCounts', (ctx) => {
+    const routes = findListable(ctx, ctx.params['entity'] ?? '');
+    sendAllow(ctx, routes.restConfig.allowedMethods.includes('GET_LIST') ? ['GET', 'HEAD'] : []);
   });
   router.get('/entity/:entity/recordCounts', (ctx) => {
     const routes = findRoutes(ctx.params['entity'] ?? '');

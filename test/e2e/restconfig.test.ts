@@ -82,6 +82,13 @@ describe('allowedMethods', () => {
     // An entity without restrictions still lists every method.
     const product = await service.request('OPTIONS', '/data/product/a');
     expect(product.headers.get('allow')).toBe('GET, HEAD, PUT, PATCH, DELETE');
+    // recordCounts is allowed exactly when the list is.
+    const counts = await service.request('OPTIONS', '/entity/category/recordCounts');
+    expect(counts.status).toBe(200);
+    expect(counts.headers.get('allow')).toBe('');
+    expect(counts.body.data).toEqual({ allow: [] });
+    const productCounts = await service.request('OPTIONS', '/entity/product/recordCounts');
+    expect(productCounts.headers.get('allow')).toBe('GET, HEAD');
   });
 
   it('OPTIONS of an unknown entity answers 404 like its other methods', async () => {
