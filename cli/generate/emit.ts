@@ -328,7 +328,7 @@ function typesView(entity: ServedEntity): object {
     `${entity.typeName}Input`,
     entity.fields,
     'input',
-    `A ${entity.name} record as a POST or PUT body may send it; values are converted on the way in.`,
+    `One ${entity.name} record as a POST or PUT body may send it; values are converted on the way in.`,
   );
   const geohash = allFields(entity.fields).some((field) => usesGeohash(field));
   return {

@@ -58,15 +58,17 @@ export function entitySchemas(entity: EntityModel, ref: SchemaRef): EntitySchema
       description: about.length > 0 ? about.join('\n\n') : `A stored ${entity.name} record.`,
     }),
   );
-  for (const [name, schema] of nestedSchemas(entity.fields, 'record', ref)) schemas.set(name, schema);
+  for (const [name, schema] of nestedSchemas(entity.fields, 'record', ref))
+    schemas.set(name, schema);
   schemas.set(
     input,
     objectSchema(entity.fields, 'input', ref, {
       title: input,
-      description: `A ${entity.name} record as a POST or PUT body may send it; values are converted on the way in.`,
+      description: `One ${entity.name} record as a POST or PUT body may send it; values are converted on the way in.`,
     }),
   );
-  for (const [name, schema] of nestedSchemas(entity.fields, 'input', ref)) schemas.set(name, schema);
+  for (const [name, schema] of nestedSchemas(entity.fields, 'input', ref))
+    schemas.set(name, schema);
   schemas.set(patch, patchSchema(entity, ref, patch));
   return { record, input, patch, schemas };
 }

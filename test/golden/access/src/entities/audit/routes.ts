@@ -52,11 +52,11 @@ export function createAuditRouter(data: DataContext): EntityRouter {
   router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
   // GET /data/audit/{id}: reads one AUDIT record.
   router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
-  // PUT /data/audit/{id}: replaces a AUDIT record, renames it, or creates it when absent.
+  // PUT /data/audit/{id}: replaces one AUDIT record, renames it, or creates it when absent.
   router.put('/*id', (ctx) => replaceRecord(ctx, data, definition, recordId(ctx), hooks));
-  // PATCH /data/audit/{id}: changes some fields of a AUDIT record.
+  // PATCH /data/audit/{id}: changes some fields of one AUDIT record.
   router.patch('/*id', (ctx) => patchRecord(ctx, data, definition, recordId(ctx), hooks));
-  // DELETE /data/audit/{id}: deletes a AUDIT record and returns it.
+  // DELETE /data/audit/{id}: deletes one AUDIT record and returns it.
   router.delete('/*id', (ctx) => deleteRecord(ctx, data, definition, recordId(ctx), hooks));
   return router;
 }

@@ -9,7 +9,7 @@ export interface Audit {
   note?: string;
 }
 
-/** A AUDIT record as a POST or PUT body may send it; values are converted on the way in. */
+/** One AUDIT record as a POST or PUT body may send it; values are converted on the way in. */
 export interface AuditInput {
   id: number | string;
   note?: string;

@@ -52,11 +52,11 @@ export function createCustomerRouter(data: DataContext): EntityRouter {
   router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
   // GET /data/customer/{id}: reads one CUSTOMER record.
   router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
-  // PUT /data/customer/{id}: replaces a CUSTOMER record, renames it, or creates it when absent.
+  // PUT /data/customer/{id}: replaces one CUSTOMER record, renames it, or creates it when absent.
   router.put('/*id', (ctx) => replaceRecord(ctx, data, definition, recordId(ctx), hooks));
-  // PATCH /data/customer/{id}: changes some fields of a CUSTOMER record.
+  // PATCH /data/customer/{id}: changes some fields of one CUSTOMER record.
   router.patch('/*id', (ctx) => patchRecord(ctx, data, definition, recordId(ctx), hooks));
-  // DELETE /data/customer/{id}: deletes a CUSTOMER record and returns it.
+  // DELETE /data/customer/{id}: deletes one CUSTOMER record and returns it.
   router.delete('/*id', (ctx) => deleteRecord(ctx, data, definition, recordId(ctx), hooks));
   return router;
 }

@@ -9,7 +9,7 @@ export interface Customer {
   name?: string;
 }
 
-/** A CUSTOMER record as a POST or PUT body may send it; values are converted on the way in. */
+/** One CUSTOMER record as a POST or PUT body may send it; values are converted on the way in. */
 export interface CustomerInput {
   id: number | string;
   name?: string;

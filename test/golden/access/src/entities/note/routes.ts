@@ -55,11 +55,11 @@ export function createNoteRouter(data: DataContext): EntityRouter {
   router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
   // GET /data/note/{id}: reads one NOTE record.
   router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
-  // PUT /data/note/{id}: replaces a NOTE record, renames it, or creates it when absent.
+  // PUT /data/note/{id}: replaces one NOTE record, renames it, or creates it when absent.
   router.put('/*id', (ctx) => replaceRecord(ctx, data, definition, recordId(ctx), hooks));
-  // PATCH /data/note/{id}: changes some fields of a NOTE record.
+  // PATCH /data/note/{id}: changes some fields of one NOTE record.
   router.patch('/*id', (ctx) => patchRecord(ctx, data, definition, recordId(ctx), hooks));
-  // DELETE /data/note/{id}: deletes a NOTE record and returns it.
+  // DELETE /data/note/{id}: deletes one NOTE record and returns it.
   router.delete('/*id', (ctx) => deleteRecord(ctx, data, definition, recordId(ctx), hooks));
   return router;
 }

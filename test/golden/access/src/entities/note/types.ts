@@ -10,7 +10,7 @@ export interface Note {
   text?: string;
 }
 
-/** A NOTE record as a POST or PUT body may send it; values are converted on the way in. */
+/** One NOTE record as a POST or PUT body may send it; values are converted on the way in. */
 export interface NoteInput {
   id: string;
   author: number | string;

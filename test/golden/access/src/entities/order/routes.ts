@@ -56,11 +56,11 @@ export function createOrderRouter(data: DataContext): EntityRouter {
   router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
   // GET /data/order/{id}: reads one ORDER record.
   router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
-  // PUT /data/order/{id}: replaces a ORDER record, renames it, or creates it when absent.
+  // PUT /data/order/{id}: replaces one ORDER record, renames it, or creates it when absent.
   router.put('/*id', (ctx) => replaceRecord(ctx, data, definition, recordId(ctx), hooks));
-  // PATCH /data/order/{id}: changes some fields of a ORDER record.
+  // PATCH /data/order/{id}: changes some fields of one ORDER record.
   router.patch('/*id', (ctx) => patchRecord(ctx, data, definition, recordId(ctx), hooks));
-  // DELETE /data/order/{id}: deletes a ORDER record and returns it.
+  // DELETE /data/order/{id}: deletes one ORDER record and returns it.
   router.delete('/*id', (ctx) => deleteRecord(ctx, data, definition, recordId(ctx), hooks));
   return router;
 }

@@ -11,7 +11,7 @@ export interface Order {
   status?: 'NEW' | 'PAID';
 }
 
-/** A ORDER record as a POST or PUT body may send it; values are converted on the way in. */
+/** One ORDER record as a POST or PUT body may send it; values are converted on the way in. */
 export interface OrderInput {
   id: string;
   customer: string;

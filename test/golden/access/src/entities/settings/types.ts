@@ -9,7 +9,7 @@ export interface Settings {
   currency?: string;
 }
 
-/** A SETTINGS record as a POST or PUT body may send it; values are converted on the way in. */
+/** One SETTINGS record as a POST or PUT body may send it; values are converted on the way in. */
 export interface SettingsInput {
   shopName: string;
   currency?: string;

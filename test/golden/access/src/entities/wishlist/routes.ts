@@ -56,11 +56,11 @@ export function createWishlistRouter(data: DataContext): EntityRouter {
   router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
   // GET /data/wishlist/{id}: reads one WISHLIST record.
   router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
-  // PUT /data/wishlist/{id}: replaces a WISHLIST record, renames it, or creates it when absent.
+  // PUT /data/wishlist/{id}: replaces one WISHLIST record, renames it, or creates it when absent.
   router.put('/*id', (ctx) => replaceRecord(ctx, data, definition, recordId(ctx), hooks));
-  // PATCH /data/wishlist/{id}: changes some fields of a WISHLIST record.
+  // PATCH /data/wishlist/{id}: changes some fields of one WISHLIST record.
   router.patch('/*id', (ctx) => patchRecord(ctx, data, definition, recordId(ctx), hooks));
-  // DELETE /data/wishlist/{id}: deletes a WISHLIST record and returns it.
+  // DELETE /data/wishlist/{id}: deletes one WISHLIST record and returns it.
   router.delete('/*id', (ctx) => deleteRecord(ctx, data, definition, recordId(ctx), hooks));
   return router;
 }

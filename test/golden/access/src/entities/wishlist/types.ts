@@ -10,7 +10,7 @@ export interface Wishlist {
   item?: string;
 }
 
-/** A WISHLIST record as a POST or PUT body may send it; values are converted on the way in. */
+/** One WISHLIST record as a POST or PUT body may send it; values are converted on the way in. */
 export interface WishlistInput {
   id: string;
   customer: number | string;

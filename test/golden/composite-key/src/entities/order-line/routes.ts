@@ -39,11 +39,11 @@ export function createOrderLineRouter(data: DataContext): EntityRouter {
   router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
   // GET /data/order_line/{id}: reads one ORDER_LINE record.
   router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
-  // PUT /data/order_line/{id}: replaces a ORDER_LINE record, renames it, or creates it when absent.
+  // PUT /data/order_line/{id}: replaces one ORDER_LINE record, renames it, or creates it when absent.
   router.put('/*id', (ctx) => replaceRecord(ctx, data, definition, recordId(ctx), hooks));
-  // PATCH /data/order_line/{id}: changes some fields of a ORDER_LINE record.
+  // PATCH /data/order_line/{id}: changes some fields of one ORDER_LINE record.
   router.patch('/*id', (ctx) => patchRecord(ctx, data, definition, recordId(ctx), hooks));
-  // DELETE /data/order_line/{id}: deletes a ORDER_LINE record and returns it.
+  // DELETE /data/order_line/{id}: deletes one ORDER_LINE record and returns it.
   router.delete('/*id', (ctx) => deleteRecord(ctx, data, definition, recordId(ctx), hooks));
   return router;
 }

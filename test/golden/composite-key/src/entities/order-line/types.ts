@@ -16,7 +16,7 @@ export interface OrderLine {
   unitPrice?: string;
 }
 
-/** A ORDER_LINE record as a POST or PUT body may send it; values are converted on the way in. */
+/** One ORDER_LINE record as a POST or PUT body may send it; values are converted on the way in. */
 export interface OrderLineInput {
   orderId: string;
   lineNo: number | string;

@@ -38,11 +38,11 @@ export function createShiftRouter(data: DataContext): EntityRouter {
   router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
   // GET /data/shift/{id}: reads one SHIFT record.
   router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
-  // PUT /data/shift/{id}: replaces a SHIFT record, renames it, or creates it when absent.
+  // PUT /data/shift/{id}: replaces one SHIFT record, renames it, or creates it when absent.
   router.put('/*id', (ctx) => replaceRecord(ctx, data, definition, recordId(ctx), hooks));
-  // PATCH /data/shift/{id}: changes some fields of a SHIFT record.
+  // PATCH /data/shift/{id}: changes some fields of one SHIFT record.
   router.patch('/*id', (ctx) => patchRecord(ctx, data, definition, recordId(ctx), hooks));
-  // DELETE /data/shift/{id}: deletes a SHIFT record and returns it.
+  // DELETE /data/shift/{id}: deletes one SHIFT record and returns it.
   router.delete('/*id', (ctx) => deleteRecord(ctx, data, definition, recordId(ctx), hooks));
   return router;
 }

@@ -12,7 +12,7 @@ export interface Shift {
   worker: string;
 }
 
-/** A SHIFT record as a POST or PUT body may send it; values are converted on the way in. */
+/** One SHIFT record as a POST or PUT body may send it; values are converted on the way in. */
 export interface ShiftInput {
   day: string;
   slot: string;

@@ -39,11 +39,11 @@ export function createTranslationRouter(data: DataContext): EntityRouter {
   router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
   // GET /data/translation/{id}: reads one TRANSLATION record.
   router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
-  // PUT /data/translation/{id}: replaces a TRANSLATION record, renames it, or creates it when absent.
+  // PUT /data/translation/{id}: replaces one TRANSLATION record, renames it, or creates it when absent.
   router.put('/*id', (ctx) => replaceRecord(ctx, data, definition, recordId(ctx), hooks));
-  // PATCH /data/translation/{id}: changes some fields of a TRANSLATION record.
+  // PATCH /data/translation/{id}: changes some fields of one TRANSLATION record.
   router.patch('/*id', (ctx) => patchRecord(ctx, data, definition, recordId(ctx), hooks));
-  // DELETE /data/translation/{id}: deletes a TRANSLATION record and returns it.
+  // DELETE /data/translation/{id}: deletes one TRANSLATION record and returns it.
   router.delete('/*id', (ctx) => deleteRecord(ctx, data, definition, recordId(ctx), hooks));
   return router;
 }

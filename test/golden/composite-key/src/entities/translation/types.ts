@@ -14,7 +14,7 @@ export interface Translation {
   text: string;
 }
 
-/** A TRANSLATION record as a POST or PUT body may send it; values are converted on the way in. */
+/** One TRANSLATION record as a POST or PUT body may send it; values are converted on the way in. */
 export interface TranslationInput {
   namespace: string;
   messageKey: string;

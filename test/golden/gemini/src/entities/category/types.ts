@@ -17,7 +17,7 @@ export interface Category {
   sortkey?: number;
 }
 
-/** A CATEGORY record as a POST or PUT body may send it; values are converted on the way in. */
+/** One CATEGORY record as a POST or PUT body may send it; values are converted on the way in. */
 export interface CategoryInput {
   id: string;
   /** Parent category */

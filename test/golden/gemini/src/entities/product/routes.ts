@@ -38,11 +38,11 @@ export function createProductRouter(data: DataContext): EntityRouter {
   router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
   // GET /data/product/{id}: reads one PRODUCT record.
   router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
-  // PUT /data/product/{id}: replaces a PRODUCT record, renames it, or creates it when absent.
+  // PUT /data/product/{id}: replaces one PRODUCT record, renames it, or creates it when absent.
   router.put('/*id', (ctx) => replaceRecord(ctx, data, definition, recordId(ctx), hooks));
-  // PATCH /data/product/{id}: changes some fields of a PRODUCT record.
+  // PATCH /data/product/{id}: changes some fields of one PRODUCT record.
   router.patch('/*id', (ctx) => patchRecord(ctx, data, definition, recordId(ctx), hooks));
-  // DELETE /data/product/{id}: deletes a PRODUCT record and returns it.
+  // DELETE /data/product/{id}: deletes one PRODUCT record and returns it.
   router.delete('/*id', (ctx) => deleteRecord(ctx, data, definition, recordId(ctx), hooks));
   return router;
 }

@@ -34,7 +34,7 @@ export interface ProductDimensions {
   height?: number;
 }
 
-/** A PRODUCT record as a POST or PUT body may send it; values are converted on the way in. */
+/** One PRODUCT record as a POST or PUT body may send it; values are converted on the way in. */
 export interface ProductInput {
   code: string;
   name: string;

@@ -11,7 +11,7 @@ export interface RegionDefaults {
 }
 
 /**
- * A REGION_DEFAULTS record as a POST or PUT body may send it; values are converted on the way in.
+ * One REGION_DEFAULTS record as a POST or PUT body may send it; values are converted on the way in.
  */
 export interface RegionDefaultsInput {
   region: string;

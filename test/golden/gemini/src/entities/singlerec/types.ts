@@ -11,7 +11,7 @@ export interface Singlerec {
   intField?: number;
 }
 
-/** A SINGLEREC record as a POST or PUT body may send it; values are converted on the way in. */
+/** One SINGLEREC record as a POST or PUT body may send it; values are converted on the way in. */
 export interface SinglerecInput {
   stringField?: string;
   enumField?: string;

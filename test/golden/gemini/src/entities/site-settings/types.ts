@@ -9,7 +9,9 @@ export interface SiteSettings {
   maintenance?: boolean;
 }
 
-/** A SITE_SETTINGS record as a POST or PUT body may send it; values are converted on the way in. */
+/**
+ * One SITE_SETTINGS record as a POST or PUT body may send it; values are converted on the way in.
+ */
 export interface SiteSettingsInput {
   siteName: string;
   maintenance?: boolean | 'true' | 'false';

@@ -38,11 +38,11 @@ export function createInvoiceRouter(data: DataContext): EntityRouter {
   router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
   // GET /data/invoice/{id}: reads one INVOICE record.
   router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
-  // PUT /data/invoice/{id}: replaces a INVOICE record, renames it, or creates it when absent.
+  // PUT /data/invoice/{id}: replaces one INVOICE record, renames it, or creates it when absent.
   router.put('/*id', (ctx) => replaceRecord(ctx, data, definition, recordId(ctx), hooks));
-  // PATCH /data/invoice/{id}: changes some fields of a INVOICE record.
+  // PATCH /data/invoice/{id}: changes some fields of one INVOICE record.
   router.patch('/*id', (ctx) => patchRecord(ctx, data, definition, recordId(ctx), hooks));
-  // DELETE /data/invoice/{id}: deletes a INVOICE record and returns it.
+  // DELETE /data/invoice/{id}: deletes one INVOICE record and returns it.
   router.delete('/*id', (ctx) => deleteRecord(ctx, data, definition, recordId(ctx), hooks));
   return router;
 }

@@ -11,7 +11,7 @@ export interface Invoice {
   issuedOn: string;
 }
 
-/** A INVOICE record as a POST or PUT body may send it; values are converted on the way in. */
+/** One INVOICE record as a POST or PUT body may send it; values are converted on the way in. */
 export interface InvoiceInput {
   number: number | string;
   customer: number | string;

@@ -38,11 +38,11 @@ export function createGroupRouter(data: DataContext): EntityRouter {
   router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
   // GET /data/group/{id}: reads one GROUP record.
   router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
-  // PUT /data/group/{id}: replaces a GROUP record, renames it, or creates it when absent.
+  // PUT /data/group/{id}: replaces one GROUP record, renames it, or creates it when absent.
   router.put('/*id', (ctx) => replaceRecord(ctx, data, definition, recordId(ctx), hooks));
-  // PATCH /data/group/{id}: changes some fields of a GROUP record.
+  // PATCH /data/group/{id}: changes some fields of one GROUP record.
   router.patch('/*id', (ctx) => patchRecord(ctx, data, definition, recordId(ctx), hooks));
-  // DELETE /data/group/{id}: deletes a GROUP record and returns it.
+  // DELETE /data/group/{id}: deletes one GROUP record and returns it.
   router.delete('/*id', (ctx) => deleteRecord(ctx, data, definition, recordId(ctx), hooks));
   return router;
 }

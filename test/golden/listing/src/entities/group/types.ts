@@ -8,7 +8,7 @@ export interface Group {
   name: string;
 }
 
-/** A GROUP record as a POST or PUT body may send it; values are converted on the way in. */
+/** One GROUP record as a POST or PUT body may send it; values are converted on the way in. */
 export interface GroupInput {
   name: string;
 }

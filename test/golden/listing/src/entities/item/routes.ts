@@ -38,11 +38,11 @@ export function createItemRouter(data: DataContext): EntityRouter {
   router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
   // GET /data/item/{id}: reads one ITEM record.
   router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
-  // PUT /data/item/{id}: replaces a ITEM record, renames it, or creates it when absent.
+  // PUT /data/item/{id}: replaces one ITEM record, renames it, or creates it when absent.
   router.put('/*id', (ctx) => replaceRecord(ctx, data, definition, recordId(ctx), hooks));
-  // PATCH /data/item/{id}: changes some fields of a ITEM record.
+  // PATCH /data/item/{id}: changes some fields of one ITEM record.
   router.patch('/*id', (ctx) => patchRecord(ctx, data, definition, recordId(ctx), hooks));
-  // DELETE /data/item/{id}: deletes a ITEM record and returns it.
+  // DELETE /data/item/{id}: deletes one ITEM record and returns it.
   router.delete('/*id', (ctx) => deleteRecord(ctx, data, definition, recordId(ctx), hooks));
   return router;
 }

@@ -46,7 +46,7 @@ export interface ItemAddressGeo {
   country?: 'IT' | 'FR' | 'DE';
 }
 
-/** A ITEM record as a POST or PUT body may send it; values are converted on the way in. */
+/** One ITEM record as a POST or PUT body may send it; values are converted on the way in. */
 export interface ItemInput {
   code: string;
   name: string;

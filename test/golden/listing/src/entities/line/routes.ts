@@ -38,11 +38,11 @@ export function createLineRouter(data: DataContext): EntityRouter {
   router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
   // GET /data/line/{id}: reads one LINE record.
   router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
-  // PUT /data/line/{id}: replaces a LINE record, renames it, or creates it when absent.
+  // PUT /data/line/{id}: replaces one LINE record, renames it, or creates it when absent.
   router.put('/*id', (ctx) => replaceRecord(ctx, data, definition, recordId(ctx), hooks));
-  // PATCH /data/line/{id}: changes some fields of a LINE record.
+  // PATCH /data/line/{id}: changes some fields of one LINE record.
   router.patch('/*id', (ctx) => patchRecord(ctx, data, definition, recordId(ctx), hooks));
-  // DELETE /data/line/{id}: deletes a LINE record and returns it.
+  // DELETE /data/line/{id}: deletes one LINE record and returns it.
   router.delete('/*id', (ctx) => deleteRecord(ctx, data, definition, recordId(ctx), hooks));
   return router;
 }

@@ -10,7 +10,7 @@ export interface Line {
   amount?: number;
 }
 
-/** A LINE record as a POST or PUT body may send it; values are converted on the way in. */
+/** One LINE record as a POST or PUT body may send it; values are converted on the way in. */
 export interface LineInput {
   order: string;
   line: number | string;

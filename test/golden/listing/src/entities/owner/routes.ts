@@ -38,11 +38,11 @@ export function createOwnerRouter(data: DataContext): EntityRouter {
   router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
   // GET /data/owner/{id}: reads one OWNER record.
   router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
-  // PUT /data/owner/{id}: replaces a OWNER record, renames it, or creates it when absent.
+  // PUT /data/owner/{id}: replaces one OWNER record, renames it, or creates it when absent.
   router.put('/*id', (ctx) => replaceRecord(ctx, data, definition, recordId(ctx), hooks));
-  // PATCH /data/owner/{id}: changes some fields of a OWNER record.
+  // PATCH /data/owner/{id}: changes some fields of one OWNER record.
   router.patch('/*id', (ctx) => patchRecord(ctx, data, definition, recordId(ctx), hooks));
-  // DELETE /data/owner/{id}: deletes a OWNER record and returns it.
+  // DELETE /data/owner/{id}: deletes one OWNER record and returns it.
   router.delete('/*id', (ctx) => deleteRecord(ctx, data, definition, recordId(ctx), hooks));
   return router;
 }

@@ -9,7 +9,7 @@ export interface Owner {
   name: string;
 }
 
-/** A OWNER record as a POST or PUT body may send it; values are converted on the way in. */
+/** One OWNER record as a POST or PUT body may send it; values are converted on the way in. */
 export interface OwnerInput {
   id: number | string;
   name: string;

@@ -13,7 +13,7 @@ export interface Category {
   description?: string;
 }
 
-/** A CATEGORY record as a POST or PUT body may send it; values are converted on the way in. */
+/** One CATEGORY record as a POST or PUT body may send it; values are converted on the way in. */
 export interface CategoryInput {
   name: string;
   description?: string;

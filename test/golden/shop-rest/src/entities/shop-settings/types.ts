@@ -11,7 +11,9 @@ export interface ShopSettings {
   openingDate?: string;
 }
 
-/** A SHOP_SETTINGS record as a POST or PUT body may send it; values are converted on the way in. */
+/**
+ * One SHOP_SETTINGS record as a POST or PUT body may send it; values are converted on the way in.
+ */
 export interface ShopSettingsInput {
   id: string;
   shopName: string;

@@ -38,11 +38,11 @@ export function createCategoryRouter(data: DataContext): EntityRouter {
   router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
   // GET /data/category/{id}: reads one CATEGORY record.
   router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
-  // PUT /data/category/{id}: replaces a CATEGORY record, renames it, or creates it when absent.
+  // PUT /data/category/{id}: replaces one CATEGORY record, renames it, or creates it when absent.
   router.put('/*id', (ctx) => replaceRecord(ctx, data, definition, recordId(ctx), hooks));
-  // PATCH /data/category/{id}: changes some fields of a CATEGORY record.
+  // PATCH /data/category/{id}: changes some fields of one CATEGORY record.
   router.patch('/*id', (ctx) => patchRecord(ctx, data, definition, recordId(ctx), hooks));
-  // DELETE /data/category/{id}: deletes a CATEGORY record and returns it.
+  // DELETE /data/category/{id}: deletes one CATEGORY record and returns it.
   router.delete('/*id', (ctx) => deleteRecord(ctx, data, definition, recordId(ctx), hooks));
   return router;
 }

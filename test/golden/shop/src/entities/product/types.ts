@@ -51,7 +51,7 @@ export interface ProductPricesEntry {
   validFrom?: string;
 }
 
-/** A PRODUCT record as a POST or PUT body may send it; values are converted on the way in. */
+/** One PRODUCT record as a POST or PUT body may send it; values are converted on the way in. */
 export interface ProductInput {
   /** Stock keeping unit, unique per product. */
   code: string;
