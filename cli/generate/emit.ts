@@ -89,13 +89,6 @@ export function emitService(
     const hash = entity.documentHash;
     files.push(
       {
-        path: `${dir}/types.ts`,
-        contents: templates.entityTypes(typesView(entity)),
-        sources,
-        hash,
-        owner,
-      },
-      {
         path: `${dir}/definition.ts`,
         contents: templates.entityDefinition(definitionView(entity)),
         sources,
@@ -298,85 +291,6 @@ function routesView(entity: ServedEntity): object {
       routerMethod: route.method.toLowerCase(),
     })),
   };
-}
-
-/** An interface of `types.ts`. */
-interface InterfaceView {
-  readonly name: string;
-  readonly comment?: string;
-  readonly members: readonly {
-    readonly name: string;
-    readonly required: boolean;
-    readonly type: string;
-    readonly about?: string;
-  }[];
-}
-
-/**
- * What `types.ts` prints: the stored record and what a POST or PUT body may send (and their
- * nested objects), and the PATCH shape — the three shapes of an entity where they differ.
- */
-function typesView(entity: ServedEntity): object {
-  const about = [entity.displayName, entity.description].filter((text) => text !== undefined);
-  const record = interfacesOf(
-    entity.typeName,
-    entity.fields,
-    'record',
-    about.length > 0 ? about.join('\n\n') : `A stored ${entity.name} record.`,
-  );
-  const input = interfacesOf(
-    `${entity.typeName}Input`,
-    entity.fields,
-    'input',
-    `One ${entity.name} record as a POST or PUT body may send it; values are converted on the way in.`,
-  );
-  const geohash = allFields(entity.fields).some((field) => usesGeohash(field));
-  return {
-    name: entity.name,
-    typeName: entity.typeName,
-    runtimeTypes: [...(geohash ? ['GeohashLocation', 'GeohashLocationInput'] : []), 'PatchOf']
-      .sort()
-      .join(', '),
-    interfaces: [...record, ...input],
-  };
-}
-
-function usesGeohash(model: TypeModel): boolean {
-  return (
-    model.type === 'GEOHASH_LOCATION' || (model.element !== undefined && usesGeohash(model.element))
-  );
-}
-
-/** The interface of `fields` and, after it, those of its nested objects, depth first. */
-function interfacesOf(
-  name: string,
-  fields: readonly FieldModel[],
-  shape: 'record' | 'input',
-  comment?: string,
-): InterfaceView[] {
-  const view: InterfaceView = {
-    name,
-    ...(comment === undefined ? {} : { comment }),
-    members: fields.map((field) => {
-      const doc = [field.displayName, field.description].filter((text) => text !== undefined);
-      return {
-        name: field.name,
-        required: field.required,
-        type: shape === 'input' ? field.inputType : field.recordType,
-        ...(doc.length === 0 ? {} : { about: doc.join('\n\n') }),
-      };
-    }),
-  };
-  const nested: InterfaceView[] = [];
-  const visit = (model: TypeModel): void => {
-    if (model.element !== undefined) visit(model.element);
-    if ((model.type === 'OBJECT' || model.type === 'DICTIONARY') && model.fields !== undefined) {
-      const objectType = `${model.objectType ?? ''}${shape === 'input' ? 'Input' : ''}`;
-      nested.push(...interfacesOf(objectType, model.fields, shape));
-    }
-  };
-  for (const field of fields) visit(field);
-  return [view, ...nested];
 }
 
 /** Every field, nested ones included. */

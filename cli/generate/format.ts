@@ -14,6 +14,11 @@ export interface UnformattedFile {
   readonly path: string;
   readonly contents: string;
   readonly owner: FileOwner;
+  /**
+   * What the file is made from, when that is cheaper to hash than the text is to make (the JSON
+   * Schema a `types.ts` is compiled from): the cache key instead of the emitted text's hash.
+   */
+  readonly madeFrom?: string;
 }
 
 /**
@@ -62,7 +67,7 @@ export async function formatFiles(
       results.set(file.path, tidy(file.contents));
       continue;
     }
-    const key = emittedHash(file.contents);
+    const key = emittedHash(file.madeFrom ?? file.contents);
     if (file.owner === 'generator') emitted.set(file.path, key);
     const cached = cache.get(file.path);
     if (cached !== undefined && cached.emitted === key) results.set(file.path, cached.formatted);
@@ -70,7 +75,10 @@ export async function formatFiles(
   }
   for (const [path, formatted] of await formatTypeScript(todo)) results.set(path, formatted);
   return {
-    files: files.map((file) => ({ ...file, contents: results.get(file.path) ?? file.contents })),
+    files: files.map(({ madeFrom: _key, ...file }) => ({
+      ...file,
+      contents: results.get(file.path) ?? file.contents,
+    })),
     emitted,
   };
 }
@@ -81,7 +89,7 @@ const BIOME_VERSION = (
 ).version;
 
 /** The cache key of an emitted text: its hash together with the formatter's settings. */
-function emittedHash(contents: string): string {
+export function emittedHash(contents: string): string {
   const hash = createHash('sha256');
   hash.update(`biome ${BIOME_VERSION} ${JSON.stringify(BIOME_CONFIGURATION)}`);
   hash.update('\0');

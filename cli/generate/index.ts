@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import type { AccessSource } from '../access/index.js';
 import type { Diagnostic } from '../diagnostics.js';
 import {
@@ -11,7 +12,7 @@ import {
 import { planMigrationFiles, type MigrationStep } from '../plan/migrations.js';
 import type { SchemaRename } from '../migrate/index.js';
 import { buildModel } from '../model/build.js';
-import type { SchemaModel, ServiceModel } from '../model/types.js';
+import type { SchemaModel, ServedEntity, ServiceModel } from '../model/types.js';
 import type { RestConfigSource } from '../restconfig/index.js';
 import type { SchemaSource } from '../schema/types.js';
 import {
@@ -21,7 +22,9 @@ import {
   type EmitOptions,
   type FileOwner,
 } from './emit.js';
-import { formatFiles, type FormatCache } from './format.js';
+import { emittedHash, formatFiles, type FormatCache, type UnformattedFile } from './format.js';
+import { entitySchemas } from './json-schema.js';
+import { compileRecordTypes, type TypesRequest } from './record-types.js';
 
 export {
   DRIVER_CHOICES,
@@ -129,10 +132,12 @@ export async function generate(input: GenerateInput): Promise<GenerateResult> {
         ? file.contents
         : withHeader(file.path, file.contents, headerLine(file.hash, file.sources)),
   }));
+  const cache = formatCache(previous);
+  const types = await recordTypeFiles(model, cache);
   const kept = previous?.userFiles ?? new Set<string>();
   const formatted = await formatFiles(
-    emitted.filter((file) => !(file.owner === 'user' && kept.has(file.path))),
-    formatCache(previous),
+    [...emitted.filter((file) => !(file.owner === 'user' && kept.has(file.path))), ...types],
+    cache,
   );
   const keptFiles = emitted.filter((file) => file.owner === 'user' && kept.has(file.path));
   const files: GeneratedFile[] = [
@@ -150,6 +155,52 @@ export async function generate(input: GenerateInput): Promise<GenerateResult> {
     renames: migrations.renames,
   };
 }
+
+/**
+ * `types.ts` of every entity, compiled from its JSON Schema (./record-types.ts) — except where
+ * the schema is the one the file on disk was made from: then the file stays as it is, and the
+ * compiler is not even loaded.
+ */
+async function recordTypeFiles(
+  model: ServiceModel,
+  cache: FormatCache,
+): Promise<UnformattedFile[]> {
+  const files: UnformattedFile[] = [];
+  const requests: TypesRequest[] = [];
+  const wanted = new Map<string, { path: string; madeFrom: string; entity: ServedEntity }>();
+  for (const entity of model.entities) {
+    const path = `src/entities/${entity.fileName}/types.ts`;
+    const { schemas } = entitySchemas(entity, (name) => `#/$defs/${name}`);
+    const madeFrom = `${RECORD_TYPES_COMPILER} ${JSON.stringify([...schemas])}`;
+    const cached = cache.get(path);
+    if (cached !== undefined && cached.emitted === emittedHash(madeFrom)) {
+      files.push({ path, contents: cached.formatted, owner: 'generator', madeFrom });
+    } else {
+      wanted.set(entity.name, { path, madeFrom, entity });
+      requests.push({ entity: entity.name, schemas });
+    }
+  }
+  const compiled = await compileRecordTypes(requests);
+  for (const [name, { path, madeFrom, entity }] of wanted) {
+    const header = headerLine(entity.documentHash, [entity.sourceFile]);
+    files.push({
+      path,
+      owner: 'generator',
+      madeFrom,
+      contents: withHeader(path, `${compiled.get(name) ?? ''}\n`, header),
+    });
+  }
+  return files;
+}
+
+/** The compiler of `types.ts` and its version: part of their cache key. */
+const RECORD_TYPES_COMPILER = `json-schema-to-typescript ${
+  (
+    createRequire(import.meta.url)('json-schema-to-typescript/package.json') as {
+      version: string;
+    }
+  ).version
+}`;
 
 /** The manifest of this generation: how it was made, its schema, and a hash per owned file. */
 function manifestOf(

@@ -128,14 +128,17 @@ function patchSchema(entity: EntityModel, ref: SchemaRef, title: string): JsonSc
     properties: Object.fromEntries(
       entity.fields.map((field) => {
         const schema = fieldSchema(field, 'input', ref);
-        return [
-          field.name,
-          described(field, field.required ? schema : { anyOf: [schema, { type: 'null' }] }),
-        ];
+        return [field.name, described(field, field.required ? schema : orNull(schema))];
       }),
     ),
     additionalProperties: false,
   };
+}
+
+/** `schema` or `null` (one flat `anyOf`, so the TypeScript union is flat too). */
+function orNull(schema: JsonSchema): JsonSchema {
+  const options = Array.isArray(schema['anyOf']) ? (schema['anyOf'] as JsonValue[]) : [schema];
+  return { anyOf: [...options, { type: 'null' }] };
 }
 
 /** A field's value: a required text is never empty (an empty one is "missing"). */

@@ -57,7 +57,6 @@ export type Template = (view: object) => string;
 
 /** The templates of the generator, compiled once per process. */
 export interface Templates {
-  readonly entityTypes: Template;
   readonly entityDefinition: Template;
   readonly entityRoutes: Template;
   readonly app: Template;
@@ -72,7 +71,6 @@ export interface Templates {
 
 /** Where each template is, under `templates/`. */
 const TEMPLATE_FILES: Readonly<Record<keyof Templates, string>> = {
-  entityTypes: 'entity/types.ts.hbs',
   entityDefinition: 'entity/definition.ts.hbs',
   entityRoutes: 'entity/routes.ts.hbs',
   app: 'service/app.ts.hbs',

@@ -35,23 +35,6 @@ const SCALAR_CONVERTERS: Partial<Record<TypeConfigDoc['type'], string>> = {
 };
 
 /**
- * TypeScript types of the scalar types: the stored (canonical) value, and what a request body
- * may send, which the converters accept and turn into it (SPEC §3).
- */
-const SCALAR_TYPES: Partial<Record<TypeConfigDoc['type'], readonly [string, string]>> = {
-  STRING: ['string', 'string'],
-  INTEGER: ['number', 'number | string'],
-  DOUBLE: ['number', 'number | string'],
-  DECIMAL: ['string', 'string | number'],
-  BOOL: ['boolean', "boolean | 'true' | 'false'"],
-  DATE: ['string', 'string'],
-  DATE_TIME: ['string', 'string'],
-  B64_IMAGE: ['string', 'string'],
-  ANY: ['unknown', 'unknown'],
-  GEOHASH_LOCATION: ['GeohashLocation', 'GeohashLocationInput'],
-};
-
-/**
  * Turns validated ENTITY documents into the frozen model the emitters read. Returns diagnostics
  * for names that would collide once turned into identifiers or file names.
  */
@@ -196,11 +179,7 @@ function typeModelOf(
 ): TypeModel {
   const stem = uniqueStem(context, `${context.typeName}${path.map(pascalCase).join('')}`);
   const scalar = SCALAR_CONVERTERS[config.type];
-  const scalarTypes = SCALAR_TYPES[config.type];
-  if (scalar !== undefined && scalarTypes !== undefined) {
-    const [recordType, inputType] = scalarTypes;
-    return { type: config.type, converter: scalar, recordType, inputType };
-  }
+  if (scalar !== undefined) return { type: config.type, converter: scalar };
   switch (config.type) {
     case 'ENUM': {
       const values = config.enums ?? [];
@@ -208,9 +187,6 @@ function typeModelOf(
         type: 'ENUM',
         converter: addConstant(context, `to${stem}`, 'enumConverter', values),
         values,
-        recordType: literalUnion(values),
-        // Matched case-insensitively: any string may be sent.
-        inputType: 'string',
       };
     }
     case 'SELECT': {
@@ -219,8 +195,6 @@ function typeModelOf(
         type: 'SELECT',
         converter: addConstant(context, `to${stem}`, 'selectConverter', values),
         values,
-        recordType: literalUnion(values),
-        inputType: literalUnion(values),
       };
     }
     case 'OBJECT': {
@@ -230,8 +204,6 @@ function typeModelOf(
         converter: `read${stem}`,
         fields,
         objectType: stem,
-        recordType: stem,
-        inputType: `${stem}Input`,
       };
     }
     case 'DICTIONARY': {
@@ -243,8 +215,6 @@ function typeModelOf(
         converter,
         fields,
         objectType: `${stem}Entry`,
-        recordType: `Record<string, ${stem}Entry>`,
-        inputType: `Record<string, ${stem}EntryInput>`,
       };
     }
     case 'ARRAY': {
@@ -255,8 +225,6 @@ function typeModelOf(
         type: 'ARRAY',
         converter: addConstant(context, `to${stem}`, 'arrayOf', element.converter),
         element,
-        recordType: arrayType(element.recordType),
-        inputType: arrayType(element.inputType),
       };
     }
     case 'ENTITY_REF': {
@@ -268,16 +236,12 @@ function typeModelOf(
           type: 'ENTITY_REF',
           converter: 'toRefInteger',
           refEntity: targetName,
-          recordType: 'number',
-          inputType: 'number | string',
         };
       }
       return {
         type: 'ENTITY_REF',
         converter: 'toRefText',
         refEntity: targetName,
-        recordType: 'string',
-        inputType: 'string',
       };
     }
     default:
@@ -311,16 +275,6 @@ function uniqueStem(context: EntityContext, stem: string): string {
   for (let suffix = 2; context.used.has(candidate); suffix++) candidate = `${stem}${suffix}`;
   context.used.add(candidate);
   return candidate;
-}
-
-/** `'A' | 'B'` */
-function literalUnion(values: readonly string[]): string {
-  return values.map((value) => JSON.stringify(value)).join(' | ');
-}
-
-/** `number[]`, or `(number | string)[]` for a union element. */
-function arrayType(element: string): string {
-  return element.includes(' ') ? `(${element})[]` : `${element}[]`;
 }
 
 function addConstant(

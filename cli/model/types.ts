@@ -23,10 +23,6 @@ export interface TypeModel {
   readonly element?: TypeModel;
   /** Target entity of an ENTITY_REF. */
   readonly refEntity?: string;
-  /** TypeScript type of the stored (canonical) value, e.g. `'S' | 'M'` or `ProductDimensions`. */
-  readonly recordType: string;
-  /** TypeScript type of what a request body may send, e.g. `number | string` for an INTEGER. */
-  readonly inputType: string;
 }
 
 export interface FieldModel extends TypeModel {
