@@ -7,6 +7,8 @@ import type {
   TypeModel,
 } from '../model/types.js';
 import type { EmitOptions } from './options.js';
+import { openApiDocument } from './openapi.js';
+import { REGENERATE_COMMAND } from './options.js';
 import { generatorVersion } from './paths.js';
 import { loadTemplates } from './templates.js';
 
@@ -115,6 +117,13 @@ export function emitService(
   const hash = model.shortHash;
   files.push(
     { path: 'src/app.ts', contents: templates.app({ title }), sources: all, hash, owner },
+    {
+      path: 'src/client.ts',
+      contents: templates.client(clientView(model)),
+      sources: all,
+      hash,
+      owner,
+    },
     { path: 'src/service.ts', contents: templates.service(model), sources: all, hash, owner },
     { path: 'src/server.ts', contents: templates.server({}), sources: all, hash, owner: 'user' },
     { path: 'tsconfig.json', contents: templates.tsconfig({}), sources: all, hash, owner },
@@ -130,6 +139,21 @@ export function emitService(
         postgres: (options.driver ?? 'both') !== 'sqlite',
         ...SERVICE_DEPENDENCIES,
       }),
+      sources: all,
+      hash,
+      owner,
+    },
+    {
+      path: 'openapi.json',
+      contents: `${JSON.stringify(
+        {
+          // JSON has no comments: the header is an extension member, which OpenAPI allows.
+          'x-generated': `${headerLine(hash, all)} Regenerate: ${REGENERATE_COMMAND}`,
+          ...openApiDocument(model, title),
+        },
+        null,
+        2,
+      )}\n`,
       sources: all,
       hash,
       owner,
@@ -291,6 +315,64 @@ function routesView(entity: ServedEntity): object {
       routerMethod: route.method.toLowerCase(),
     })),
   };
+}
+
+/** What `client.ts` prints: the filter and order types of each entity. */
+function clientView(model: ServiceModel): object {
+  const used = new Set<string>();
+  const entities = model.entities.map((entity) => ({
+    ...entity,
+    where: entity.filterable.map((filter) => {
+      const type = filterType(filter.type);
+      used.add(type.replace(/<.*$/, ''));
+      return {
+        key: /^[A-Za-z_$][\w$]*$/.test(filter.path) ? filter.path : `'${filter.path}'`,
+        type,
+      };
+    }),
+    order:
+      entity.sortable.length === 0
+        ? 'never'
+        : entity.sortable.flatMap((name) => [`'${name}'`, `'-${name}'`]).join(' | '),
+  }));
+  return { entities, filterTypes: [...used].sort() };
+}
+
+/** The filter type of a field: which operators it takes, and its values' type. */
+function filterType(model: TypeModel): string {
+  if (model.type === 'ARRAY' && model.element !== undefined)
+    return `MembershipFilter<${filterValueType(model.element)}>`;
+  switch (model.type) {
+    case 'BOOL':
+      return 'EqualityFilter<boolean>';
+    case 'STRING':
+    case 'ENUM':
+    case 'SELECT':
+      return model.values === undefined ? 'TextFilter' : `TextFilter<${filterValueType(model)}>`;
+    case 'ENTITY_REF':
+      return model.converter === 'toRefInteger' ? 'OrderedFilter<number>' : 'TextFilter';
+    default:
+      return `OrderedFilter<${filterValueType(model)}>`;
+  }
+}
+
+/** The type of a filter's values. */
+function filterValueType(model: TypeModel): string {
+  if (model.values !== undefined)
+    return model.values.map((value) => JSON.stringify(value)).join(' | ');
+  switch (model.type) {
+    case 'INTEGER':
+    case 'DOUBLE':
+      return 'number';
+    case 'DECIMAL':
+      return 'string | number';
+    case 'BOOL':
+      return 'boolean';
+    case 'ENTITY_REF':
+      return model.converter === 'toRefInteger' ? 'number' : 'string';
+    default:
+      return 'string';
+  }
 }
 
 /** Every field, nested ones included. */

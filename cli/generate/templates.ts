@@ -60,6 +60,7 @@ export interface Templates {
   readonly entityDefinition: Template;
   readonly entityRoutes: Template;
   readonly app: Template;
+  readonly client: Template;
   readonly service: Template;
   readonly server: Template;
   readonly packageJson: Template;
@@ -74,6 +75,7 @@ const TEMPLATE_FILES: Readonly<Record<keyof Templates, string>> = {
   entityDefinition: 'entity/definition.ts.hbs',
   entityRoutes: 'entity/routes.ts.hbs',
   app: 'service/app.ts.hbs',
+  client: 'service/client.ts.hbs',
   service: 'service/service.ts.hbs',
   server: 'service/server.ts.hbs',
   packageJson: 'service/package.json.hbs',

@@ -6,7 +6,17 @@
  */
 import type { EntityAccess } from '../access/types.js';
 import { DEFAULT_ENTITY_REST_CONFIG, type EntityRestConfig } from '../restconfig/types.js';
-import type { EntityModel, RouteModel, SchemaModel, ServedEntity, ServiceModel } from './types.js';
+import { filterOperatorsOf } from '@entity-gen/runtime/schema';
+import type {
+  EntityModel,
+  FieldModel,
+  FilterableModel,
+  RouteModel,
+  SchemaModel,
+  ServedEntity,
+  ServiceModel,
+  TypeModel,
+} from './types.js';
 
 /** A route of the data interface before the REST configuration picks the allowed ones. */
 type RouteSpec = Omit<RouteModel, 'fullPath' | 'summary'> & {
@@ -104,6 +114,11 @@ export function serveModel(
       ...(rules === undefined ? {} : { access: rules }),
       routes: Object.freeze(routesOf(entity, restConfig)),
       counts: restConfig.allowedMethods.includes('GET_LIST'),
+      filterable: Object.freeze(filterablePaths(entity.fields, [])),
+      sortable: Object.freeze(
+        restConfig.allowedOrderingFields ??
+          entity.fields.filter(isSortable).map((field) => field.name),
+      ),
     });
   });
   return Object.freeze({
@@ -128,4 +143,29 @@ function routesOf(entity: EntityModel, restConfig: EntityRestConfig): RouteModel
     });
   }
   return routes;
+}
+
+/** Whether a value of this type can be filtered (with operators) and sorted. */
+function isSortable(model: TypeModel): boolean {
+  return filterOperatorsOf({ type: model.type }) !== undefined;
+}
+
+/** The paths lists filter by: scalar fields, scalar fields inside objects, arrays of scalars. */
+function filterablePaths(
+  fields: readonly FieldModel[],
+  parents: readonly string[],
+): FilterableModel[] {
+  const found: FilterableModel[] = [];
+  for (const field of fields) {
+    const path = [...parents, field.name];
+    if (field.type === 'OBJECT' && field.fields !== undefined)
+      found.push(...filterablePaths(field.fields, path));
+    else if (
+      field.type === 'ARRAY'
+        ? field.element !== undefined && isSortable(field.element)
+        : isSortable(field)
+    )
+      found.push({ path: path.join('.'), type: field });
+  }
+  return found;
 }

@@ -163,6 +163,21 @@ export interface ServedEntity extends EntityModel {
   readonly routes: readonly RouteModel[];
   /** `GET /entity/{entity}/recordCounts` answers (GET_LIST is switched on). */
   readonly counts: boolean;
+  /**
+   * What lists filter by: scalar fields, scalar fields inside OBJECT fields (`address.city`) and
+   * ARRAY fields of scalars (membership), each with the type of its values.
+   */
+  readonly filterable: readonly FilterableModel[];
+  /** The fields `orderBy` accepts (`allowedOrderingFields`, else every sortable field). */
+  readonly sortable: readonly string[];
+}
+
+/** A field path lists filter by. */
+export interface FilterableModel {
+  /** `price`, `dimensions.width`. */
+  readonly path: string;
+  /** The field there; for an ARRAY, filters test its elements (`type.element`). */
+  readonly type: TypeModel;
 }
 
 /** The model of a whole generation: the schema, and how each entity is served. */

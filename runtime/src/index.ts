@@ -97,6 +97,7 @@ export type {
   SelectElemSchema,
   TypeSchema,
 } from './schema.js';
+export { documentFor, readOpenApiDocument, type OpenApiDocument } from './openapi.js';
 export { startServer, type RunningService, type StartOptions } from './server.js';
 export {
   createService,

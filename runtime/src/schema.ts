@@ -6,7 +6,7 @@
  * the tables a migration expects are the tables the drivers create. Subpath
  * `@entity-gen/runtime/schema` (no database client, no Koa).
  */
-import type { ColumnDescriptor, ColumnKind, TableDescriptor } from './driver.js';
+import type { ColumnDescriptor, ColumnKind, FilterOperator, TableDescriptor } from './driver.js';
 
 /** A JSON value as parsed from JSON or YAML. */
 export type JsonValue =
@@ -268,4 +268,43 @@ function fieldInfoOf(type: TypeSchema, integerKeyed: ReadonlySet<string>): Field
     ...(isIntegerRef(type, integerKeyed) ? { integerRef: true as const } : {}),
     ...(values === undefined ? {} : { values }),
   };
+}
+
+const EQUALITY: readonly FilterOperator[] = ['EQUALS', 'NOT_EQUALS'];
+const ORDERING: readonly FilterOperator[] = [...EQUALITY, 'GT', 'GTE', 'LT', 'LTE'];
+const TEXT: readonly FilterOperator[] = [
+  ...ORDERING,
+  'CONTAINS',
+  'NOT_CONTAINS',
+  'STARTS_WITH',
+  'ENDS_WITH',
+];
+
+/** The operators a list filter of each scalar type accepts; the other types cannot be filtered. */
+const FILTER_OPERATORS: Partial<Readonly<Record<FieldType, readonly FilterOperator[]>>> = {
+  STRING: TEXT,
+  ENUM: TEXT,
+  SELECT: TEXT,
+  ENTITY_REF: TEXT,
+  INTEGER: ORDERING,
+  DOUBLE: ORDERING,
+  DECIMAL: ORDERING,
+  DATE: ORDERING,
+  DATE_TIME: ORDERING,
+  BOOL: EQUALITY,
+};
+
+/** The operators that test an ARRAY of scalars for a member. */
+export const MEMBERSHIP_OPERATORS: readonly FilterOperator[] = ['CONTAINS', 'NOT_CONTAINS'];
+
+/**
+ * The operators a filter on a value of this type accepts, or `undefined` when it cannot be
+ * filtered or sorted (OBJECT, ARRAY, DICTIONARY, ANY, B64_IMAGE, GEOHASH_LOCATION).
+ */
+export function filterOperatorsOf(
+  field: Pick<FieldInfo, 'type' | 'integerRef'>,
+): readonly FilterOperator[] | undefined {
+  // An id of an INTEGER-keyed entity is a number: substring tests make no sense on it.
+  if (field.type === 'ENTITY_REF' && field.integerRef === true) return ORDERING;
+  return FILTER_OPERATORS[field.type];
 }

@@ -16,6 +16,7 @@ import { createLogger, type Logger } from './logger.js';
 import type { DataContext } from './operations.js';
 import type { RestConfig } from './rest-config.js';
 import { guard, mountRouter, pathNameOf, type DataRoutes } from './routes.js';
+import { addOpenApiRoutes, type OpenApiDocument } from './openapi.js';
 import type { EntityDocument } from './schema.js';
 
 export type { RestConfig } from './rest-config.js';
@@ -33,6 +34,8 @@ export interface ServiceDefinition {
   readonly schemaHash: string;
   /** Every entity, sorted by name. */
   readonly entities: readonly DataRoutes[];
+  /** The OpenAPI document `entity-gen generate` wrote (`readOpenApiDocument`), when there is one. */
+  readonly openApi?: OpenApiDocument | undefined;
 }
 
 /** The storage layout of every entity of a service, for opening a driver. */
@@ -89,6 +92,7 @@ export function createService(service: ServiceDefinition, options: ServiceOption
     now: options.now ?? Date.now,
   };
   const byPathName = new Map<string, DataRoutes>();
+  const byName = new Map(service.entities.map((routes) => [routes.definition.name, routes]));
   const routers = new Map<DataRoutes, Middleware<RequestState>>();
   for (const routes of service.entities) {
     byPathName.set(pathNameOf(routes.definition), routes);
@@ -201,6 +205,11 @@ export function createService(service: ServiceDefinition, options: ServiceOption
       entities[name] = summary;
     }
     ctx.body = successBody({ schemaHash: service.schemaHash, entities });
+  });
+  // The document and its reference page leave out the entities the caller may not list.
+  addOpenApiRoutes(router, service.openApi, (ctx, entity) => {
+    const routes = byName.get(entity);
+    return routes !== undefined && listable(ctx, routes);
   });
   app.use(router.routes());
   app.use(router.allowedMethods());

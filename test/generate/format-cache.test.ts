@@ -88,6 +88,7 @@ describe('the format cache', () => {
     await generate({ sources: changed, options, previous: previousOf(first.files) });
     expect(await formattedFiles()).toEqual([
       'src/app.ts',
+      'src/client.ts',
       'src/entities/category/definition.ts',
       'src/entities/category/routes.ts',
       'src/entities/category/types.ts',
