@@ -29,7 +29,8 @@ export function openApiDocument(model: ServiceModel, title: string): Json {
       schemas[name] = { ...schema, 'x-entity': entity.name };
     Object.assign(paths, entityPaths(entity, model.accessControlled));
   }
-  Object.assign(paths, servicePaths(model));
+  for (const [path, item] of Object.entries(servicePaths(model)))
+    paths[path] = { ...(item as Json), options: allowOperation(`options${operationName(path)}`) };
   return {
     openapi: '3.1.0',
     info: {
@@ -110,18 +111,20 @@ function entityPaths(entity: ServedEntity, accessControlled: boolean): Json {
   }
   const options = (item: Json): Json => ({
     ...item,
-    options: {
-      tags: [entity.name],
-      summary: 'The methods this path allows',
-      operationId: `options${entity.typeName}${item === record ? 'Record' : 'Collection'}`,
-      responses: { '200': responseRef('Allow'), '404': responseRef('Error') },
-    },
+    options: allowOperation(
+      `options${entity.typeName}${item === record ? 'Record' : 'Collection'}`,
+      entity.name,
+    ),
   });
-  const paths: Json = {};
-  if (entity.routes.some((route) => route.path === '/'))
-    paths[`/data/${entity.pathName}`] = options(collection);
-  if (entity.routes.some((route) => route.path === '/*id'))
-    paths[`/data/${entity.pathName}/{id}`] = options(record);
+  // Every path answers OPTIONS, also when the REST configuration switched all its methods off.
+  const paths: Json = {
+    [`/data/${entity.pathName}`]: options(collection),
+    [`/data/${entity.pathName}/{id}`]: options(record),
+    [`/entity/${entity.pathName}/recordCounts`]: {
+      'x-entity': entity.name,
+      options: allowOperation(`options${entity.typeName}Counts`, entity.name),
+    },
+  };
   if (entity.counts) {
     paths[`/entity/${entity.pathName}/recordCounts`] = {
       'x-entity': entity.name,
@@ -141,9 +144,29 @@ function entityPaths(entity: ServedEntity, accessControlled: boolean): Json {
         },
         ...security(entity, 'GET_LIST', accessControlled),
       },
+      options: allowOperation(`options${entity.typeName}Counts`, entity.name),
     };
   }
   return paths;
+}
+
+/** OPTIONS of a path: the methods it allows, in `Allow` and in the envelope. */
+function allowOperation(operationId: string, tag = 'service'): Json {
+  return {
+    tags: [tag],
+    summary: 'The methods this path allows',
+    operationId,
+    responses: { '200': responseRef('Allow'), ...errors(['401', '404']) },
+  };
+}
+
+/** `/entity/{entity}` → `EntityEntity`: a path as part of an operation id. */
+function operationName(path: string): string {
+  return path
+    .split(/[^A-Za-z0-9]+/)
+    .filter((word) => word !== '')
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join('');
 }
 
 /** One operation of an entity's route. */
@@ -454,7 +477,36 @@ function servicePaths(model: ServiceModel): Json {
             description: 'The reference page.',
             content: { 'text/html': { schema: { type: 'string' } } },
           },
-          ...errors(['500']),
+          ...errors(['404', '500']),
+        },
+      },
+    },
+    '/docs/{file}': {
+      get: {
+        tags: ['service'],
+        summary: 'The files of the reference page (Swagger UI)',
+        operationId: 'docsFile',
+        parameters: [
+          {
+            name: 'file',
+            in: 'path',
+            required: true,
+            schema: {
+              type: 'string',
+              enum: ['swagger-ui.css', 'swagger-ui-bundle.js', 'favicon-32x32.png', 'start.js'],
+            },
+          },
+        ],
+        responses: {
+          '200': {
+            description: 'The file.',
+            content: {
+              'text/css': { schema: { type: 'string' } },
+              'text/javascript': { schema: { type: 'string' } },
+              'image/png': { schema: { type: 'string', contentMediaType: 'image/png' } },
+            },
+          },
+          ...errors(['404', '500']),
         },
       },
     },

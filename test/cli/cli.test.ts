@@ -62,7 +62,7 @@ describe('entity-gen generate', () => {
     const first = await cli('generate', 'shop.yaml', '-o', 'svc');
     expect(first).toMatchObject({ code: 0, stderr: '' });
     expect(first.stdout).toMatch(
-      /^Generated 19 files for 3 entities in svc: 19 created, 0 updated, 0 unchanged, 0 deleted\.\n$/,
+      /^Generated 21 files for 3 entities in svc: 21 created, 0 updated, 0 unchanged, 0 deleted\.\n$/,
     );
     const files = await filesUnder(join(WORK, 'svc'));
     expect(files.map((file) => file.slice(WORK.length + 5))).toContain(
@@ -455,7 +455,7 @@ describe('defaults and the remembered invocation', () => {
   it('writes ./service when no -o is given, and says so', async () => {
     const result = await cli('generate', 'shop.yaml');
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toMatch(/^Generated 19 files for 3 entities in service: /);
+    expect(result.stdout).toMatch(/^Generated 21 files for 3 entities in service: /);
     expect((await filesUnder(join(WORK, 'service'))).length).toBeGreaterThan(10);
     expect(await cli('check')).toEqual({ code: 0, stdout: 'service is up to date.\n', stderr: '' });
   });
