@@ -106,6 +106,9 @@ export async function getRecord<R extends object>(
   const etag = entityTag(stored.version);
   const ifNoneMatch = ctx.get('If-None-Match');
   // If-None-Match compares weakly (RFC 9110 §13.1.2): W/"3" names the same version as "3".
+  // Not Koa's `ctx.fresh`: its `fresh` package answers in full whenever the request says
+  // `Cache-Control: no-cache`, which fetch() adds to every request carrying If-None-Match, so
+  // such clients would never get their 304 (RFC 9110 §13.1.2 asks the origin for one).
   if (ifNoneMatch !== '' && tagListMatches(ifNoneMatch, etag, true)) {
     ctx.status = 304;
     ctx.set('ETag', etag);

@@ -39,6 +39,22 @@ describe('conditional GET', () => {
     expect(response.status).toBe(304);
   });
 
+  it('answers the full record to a tag that does not match', async () => {
+    const stale = await service.request('GET', '/data/category/weak', {
+      headers: { 'if-none-match': '"7", W/"8"' },
+    });
+    expect(stale.status).toBe(200);
+    expect(stale.body.data.name).toBe('weak');
+  });
+
+  it('answers 304 to a matching tag despite Cache-Control: no-cache (fetch() always adds it)', async () => {
+    const response = await service.request('GET', '/data/category/weak', {
+      headers: { 'if-none-match': '"1"', 'cache-control': 'no-cache' },
+    });
+    expect(response.status).toBe(304);
+    expect(response.headers.get('etag')).toBe('"1"');
+  });
+
   it('does not match a weak tag for If-Match (strong comparison)', async () => {
     const response = await service.request('PATCH', '/data/category/weak', {
       body: { data: { description: 'x' } },
