@@ -455,6 +455,43 @@ if (url === undefined || url === '') {
       );
     });
 
+    it('reads the parts before the query as pg does', () => {
+      const parts = (url: string) => {
+        const s = parsePostgresUrl(url, {});
+        return { host: s.host, port: s.port, user: s.user, database: s.database };
+      };
+      expect(parts('postgres://[::1]:5433/db')).toEqual({
+        host: '::1',
+        port: 5433,
+        user: undefined,
+        database: 'db',
+      });
+      expect(parts('postgres://%2Fvar%2Frun%2Fpostgresql/db').host).toBe('/var/run/postgresql');
+      expect(parts('postgres://app@/db')).toEqual({
+        host: undefined,
+        port: undefined,
+        user: 'app',
+        database: 'db',
+      });
+      expect(parts('postgres://')).toEqual({
+        host: undefined,
+        port: undefined,
+        user: undefined,
+        database: undefined,
+      });
+      const malformed = (() => {
+        try {
+          parsePostgresUrl('postgres://u:secret@h:99999/db', {});
+        } catch (error) {
+          return error;
+        }
+        return undefined;
+      })();
+      expect(malformed).toBeInstanceOf(PostgresConfigError);
+      expect(String(malformed)).toMatch(/The PostgreSQL URL is malformed/);
+      expect(String(malformed)).not.toContain('secret');
+    });
+
     it('maps sslmode', () => {
       expect(parsePostgresUrl('postgres://h/db?sslmode=disable', {}).ssl).toBe(false);
       expect(parsePostgresUrl('postgres://h/db?sslmode=require', {}).ssl).toEqual({

@@ -33,9 +33,10 @@
  *
  * Precedence: explicit `PostgresDriverOptions` > URL parameters > environment > defaults. Parts
  * missing from the URL fall back to pg's own environment variables (PGHOST, PGPORT, PGUSER,
- * PGPASSWORD, PGDATABASE) and ~/.pgpass. User, password and database are percent-decoded. An
- * unknown parameter or a bad value throws `PostgresConfigError` from the constructor (the message
- * never includes the password).
+ * PGPASSWORD, PGDATABASE) and ~/.pgpass. The part before `?` is read by pg's own parser
+ * (pg-connection-string): user, password and host are percent-decoded, and so is the database,
+ * except escaped URL delimiters such as `%2F`. An unknown parameter or a bad value throws
+ * `PostgresConfigError` from the constructor (the message never includes the password).
  *
  * ## Column types
  *
