@@ -256,7 +256,15 @@ function isCanonicalDecimal(text: string): boolean {
   return i === n && i > fractionStart && text.charCodeAt(n - 1) !== 48;
 }
 
-/** The canonical decimal string of a number text, or `undefined` when it is not one. */
+/**
+ * The canonical decimal string of a number text, or `undefined` when it is not one.
+ *
+ * Hand-written rather than decimal.js or big.js: their grammars differ (hex and `Infinity` in
+ * decimal.js, no `+` in big.js) and neither bounds the expansion of `1e999999999`, so the
+ * grammar and digit checks here would run first anyway and the library would only shift the
+ * point; on 300 000 typical values they measured 1.6-3x slower (160 ms against 50-100 ms). The
+ * SQLite sort key (sqlite/decimal-key.ts) is derived from exactly this canonical text.
+ */
 function canonicalDecimal(text: string): string | undefined {
   if (isCanonicalDecimal(text)) return text;
   const m = NUMBER_TEXT.exec(text);
