@@ -4,7 +4,7 @@ import compose from 'koa-compose';
 import type { EntityDefinition } from './definition.js';
 import type { ListQuery, StorageDriver } from './driver.js';
 import type { RequestState } from './http/errors.js';
-import type { DataContext } from './operations.js';
+import type { DataContext } from './data-context.js';
 
 /** The Koa context of the request a hook runs for (`ctx.state.requestId`, headers, user data). */
 export type HookContext = Context;

@@ -75,8 +75,8 @@ export {
   insertRecords,
   patchRecord,
   replaceRecord,
-  type DataContext,
 } from './operations.js';
+export type { DataContext } from './data-context.js';
 export {
   checkKeyPart,
   parseKey,

@@ -119,7 +119,7 @@ import type {
 import { successBody } from './envelope.js';
 import { BadRequestError, MethodForbiddenError, quoteInput } from './errors.js';
 import type { Issue } from './issues.js';
-import type { DataContext } from './operations.js';
+import type { DataContext } from './data-context.js';
 import type { RestConfig } from './rest-config.js';
 
 /** Query parameters with a meaning of their own; every other parameter is a filter. */

@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
+import type { DataContext } from './data-context.js';
 import type { EntityDefinition } from './definition.js';
-import type { StorageDriver, StoredFields, StoredRecord } from './driver.js';
+import type { StoredFields, StoredRecord } from './driver.js';
 import { recordMeta, successBody } from './envelope.js';
 import {
   BadRequestError,
@@ -18,19 +19,6 @@ import { checkRecordDepth, readJsonBody } from './http/body.js';
 import type { RequestState } from './http/errors.js';
 import { withRecordLock } from './record-lock.js';
 import type { Issue } from './issues.js';
-
-/** What every record operation needs besides the request: where records live and the limits. */
-export interface DataContext {
-  readonly driver: StorageDriver;
-  /** Maximum request body size in bytes. */
-  readonly bodyLimit: number;
-  /** Current time in Unix milliseconds (replaceable in tests). */
-  readonly now: () => number;
-  /** The largest page a list answers (default 1000). */
-  readonly maxPageSize?: number;
-  /** The key that signs list cursors (HMAC), fetched once; see `createService`. */
-  readonly cursorKey?: () => Promise<string>;
-}
 
 /** An entity's definition, with its record type erased for the dispatcher. */
 type AnyDefinition = EntityDefinition<object>;

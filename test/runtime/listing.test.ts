@@ -22,7 +22,7 @@ import {
   MAX_FILTER_VALUES,
   parseListRequest,
 } from '../../runtime/src/listing.js';
-import type { DataContext } from '../../runtime/src/operations.js';
+import type { DataContext } from '../../runtime/src/data-context.js';
 import type { RestConfig } from '../../runtime/src/service.js';
 
 function table(entity: string, key: string[]): TableDescriptor {
