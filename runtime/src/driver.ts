@@ -150,7 +150,10 @@ export interface OpenOptions {
   readonly onMigrationsApplied?: (ids: readonly string[]) => void;
 }
 
-/** A storage backend for generated services. */
+/**
+ * A storage backend for generated services. Arguments come in one order: the table, then the key,
+ * then the values, then the expected version, then the time of the write.
+ */
 export interface StorageDriver {
   /** Short name of the backend, e.g. `sqlite` or `postgres`; migration files are `*.<dialect>.sql`. */
   readonly dialect: string;
@@ -160,7 +163,7 @@ export interface StorageDriver {
   get(table: TableDescriptor, key: KeyValues): Promise<StoredRecord | undefined>;
   /** Inserts all records in one transaction at time `now`; throws `DuplicateKeyError` and inserts nothing if any key exists. */
   insert(table: TableDescriptor, records: readonly StoredFields[], now: number): Promise<void>;
-  /** Overwrites the record stored under `key` (its key may change) if its version is still `expectedVersion`. */
+  /** Overwrites the record stored under `key` (its key may change) at time `now` if its version is still `expectedVersion`. */
   update(
     table: TableDescriptor,
     key: KeyValues,
@@ -168,12 +171,12 @@ export interface StorageDriver {
     expectedVersion: number,
     now: number,
   ): Promise<UpdateResult>;
-  /** Deletes the record under `key` if its version is `expectedVersion` (any when omitted) and returns what was deleted. */
+  /** Deletes the record under `key` at time `now` if its version is `expectedVersion` (any when `undefined`) and returns what was deleted. */
   delete(
     table: TableDescriptor,
     key: KeyValues,
+    expectedVersion: number | undefined,
     now: number,
-    expectedVersion?: number,
   ): Promise<StoredRecord | undefined>;
   /** Lists records matching the query, in its order, with the key as the final tie-break. */
   list(table: TableDescriptor, query: ListQuery): Promise<StoredRecord[]>;

@@ -220,7 +220,7 @@ async function deleteRecordNow<R extends object>(
       expectedVersion = current.version;
     }
     const now = data.now();
-    const deleted = await data.driver.delete(definition.table, key, now, expectedVersion);
+    const deleted = await data.driver.delete(definition.table, key, expectedVersion, now);
     if (deleted === undefined) {
       if (expectedVersion === undefined) throw new RecordNotFoundError(definition.name, id);
       if (ifMatch !== '') throw new PreconditionFailedError(preconditionReason(definition, id));

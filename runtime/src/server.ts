@@ -267,8 +267,8 @@ class RetryingOpenDriver implements StorageDriver {
     this.check().insert(table, records, now);
   update: StorageDriver['update'] = (table, key, record, version, now) =>
     this.check().update(table, key, record, version, now);
-  delete: StorageDriver['delete'] = (table, key, now, version) =>
-    this.check().delete(table, key, now, version);
+  delete: StorageDriver['delete'] = (table, key, version, now) =>
+    this.check().delete(table, key, version, now);
   list: StorageDriver['list'] = (table, query) => this.check().list(table, query);
   count: StorageDriver['count'] = (table, query) => this.check().count(table, query);
   activity: StorageDriver['activity'] = () => this.check().activity();

@@ -394,8 +394,8 @@ export class PostgresDriver implements StorageDriver {
   async delete(
     table: TableDescriptor,
     key: KeyValues,
+    expectedVersion: number | undefined,
     now: number,
-    expectedVersion?: number,
   ): Promise<StoredRecord | undefined> {
     const state = this.state(table);
     checkTime(now);

@@ -222,8 +222,8 @@ export class SqliteDriver implements StorageDriver {
   async delete(
     table: TableDescriptor,
     key: KeyValues,
+    expectedVersion: number | undefined,
     now: number,
-    expectedVersion?: number,
   ): Promise<StoredRecord | undefined> {
     try {
       const state = this.state(table);
