@@ -105,9 +105,13 @@ export interface OrderTerm {
   readonly descending: boolean;
 }
 
-/** A list or count request, already validated against the schema. */
-export interface ListQuery {
+/** A count request, already validated against the schema: filters only. */
+export interface CountQuery {
   readonly filters: readonly FilterGroup[];
+}
+
+/** A list request, already validated against the schema. */
+export interface ListQuery extends CountQuery {
   /** Sort keys; the driver appends the key columns as a tie-break so the order is total. */
   readonly orderBy: readonly OrderTerm[];
   /** Rows to skip (offset paging). */
@@ -180,8 +184,8 @@ export interface StorageDriver {
   ): Promise<StoredRecord | undefined>;
   /** Lists records matching the query, in its order, with the key as the final tie-break. */
   list(table: TableDescriptor, query: ListQuery): Promise<StoredRecord[]>;
-  /** Counts records matching the query's filters (order and paging are ignored). */
-  count(table: TableDescriptor, query: ListQuery): Promise<number>;
+  /** Counts the records matching the query's filters. */
+  count(table: TableDescriptor, query: CountQuery): Promise<number>;
   /** Returns the last create, update and delete time of each entity that has one. */
   activity(): Promise<Readonly<Record<string, EntityActivity>>>;
   /** Resolves when the storage answers a trivial query; rejects with `StorageUnavailableError` otherwise. */

@@ -263,7 +263,6 @@ export async function countRecords<R extends object>(
       ? 0
       : await data.driver.count(definition.table, {
           filters: owner === undefined ? filters : [...filters, owner],
-          orderBy: [],
         });
   ctx.body = successBody({ count });
 }

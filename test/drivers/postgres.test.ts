@@ -219,7 +219,6 @@ if (url === undefined || url === '') {
         filters: [
           { anyOf: [{ path: ['id'], operator: 'STARTS_WITH', kind: 'text', value: 'again-' }] },
         ],
-        orderBy: [],
       });
       expect(count).toBe(0);
     });

@@ -2,6 +2,7 @@ import pg from 'pg';
 import type {
   ColumnDescriptor,
   ColumnKind,
+  CountQuery,
   EntityActivity,
   KeyValues,
   ListQuery,
@@ -418,7 +419,7 @@ export class PostgresDriver implements StorageDriver {
     return (result.rows as Row[]).map((row) => toStored(state, row));
   }
 
-  async count(table: TableDescriptor, query: ListQuery): Promise<number> {
+  async count(table: TableDescriptor, query: CountQuery): Promise<number> {
     const state = this.state(table);
     const built = buildCountSql(state.dialect, table, query);
     const sql = qualifyFrom(built.sql, 'SELECT count(*)', table.table, state.tableSql);
