@@ -22,7 +22,7 @@ import {
 import { readSchemaSources } from './schema/index.js';
 
 /**
- * The generator (Handlebars templates and the code layout) is loaded only by the commands
+ * The generator (Handlebars templates and the Biome formatter) is loaded only by the commands
  * that generate: `validate`, `--help` and `--version` stay fast.
  */
 async function prepareGeneration(request: GenerationRequest): Promise<PreparedGeneration> {

@@ -19,10 +19,10 @@
  *   generated code: {@link enumConverter} (case-insensitive; an exact match wins, otherwise the
  *   first schema value equal ignoring case; returns the schema's spelling) and
  *   {@link selectConverter} (case-sensitive, returned as given).
- * - ENTITY_REF: generated code wraps the converter of the target entity's key type (the record id
- *   as text for a composite key) with {@link refConverter}, e.g. `refConverter(toInteger)`. The
- *   value is converted exactly like the key, but a failure is reported with the type label
- *   `ENTITY_REF`.
+ * - ENTITY_REF: the converter of the target entity's key type wrapped by {@link refConverter}: the
+ *   runtime's `toRefText` (a text key, or the record id of a composite key) and `toRefInteger`
+ *   (one INTEGER key field), which generated code calls. The value is converted exactly like the
+ *   key, but a failure is reported with the type label `ENTITY_REF`.
  * - INTEGER, DOUBLE: `-0` is returned as `0`. Strings are accepted only in the strict forms
  *   documented on each converter (no whitespace, no hex, no `Infinity`/`NaN`, no empty string).
  * - DECIMAL returns the canonical exact decimal string; values whose plain expansion is longer
