@@ -9,7 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { StorageDriver, TableDescriptor } from '../../runtime/src/driver.js';
 import {
   isDuplicateKeyError,
@@ -489,6 +489,23 @@ if (url === undefined || url === '') {
       expect(malformed).toBeInstanceOf(PostgresConfigError);
       expect(String(malformed)).toMatch(/The PostgreSQL URL is malformed/);
       expect(String(malformed)).not.toContain('secret');
+    });
+
+    it('reads no environment unless one is handed in', async () => {
+      vi.stubEnv('PGPOOL_MAX', '3');
+      const drivers = [
+        new PostgresDriver('postgres://h/db'),
+        new PostgresDriver({ url: 'postgres://h/db' }),
+        new PostgresDriver({ env: { DATABASE_URL: 'postgres://e/db', PGPOOL_MAX: '4' } }),
+      ];
+      try {
+        expect(parsePostgresUrl('postgres://h/db').poolMax).toBe(10);
+        expect(drivers.map((driver) => driver.settings.poolMax)).toEqual([10, 10, 4]);
+        expect(drivers[2]!.settings.host).toBe('e');
+      } finally {
+        vi.unstubAllEnvs();
+        await Promise.all(drivers.map((driver) => driver.close()));
+      }
     });
 
     it('maps sslmode', () => {

@@ -398,6 +398,7 @@ for (const target of targets) {
         port: 0,
         host: '127.0.0.1',
         databaseUrl: target.databaseUrl,
+        env: {},
         logLevel: 'silent',
         migrationsDir: join(lastGood, 'migrations'),
       });
@@ -420,6 +421,7 @@ for (const target of targets) {
         port: 0,
         host: '127.0.0.1',
         databaseUrl: target.databaseUrl,
+        env: {},
         logLevel: 'silent',
         migrationsDir: join(older, 'migrations'),
       }).then(

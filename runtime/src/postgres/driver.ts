@@ -14,6 +14,7 @@ import type {
   TableDescriptor,
   UpdateResult,
 } from '../driver.js';
+import type { Environment } from '../env.js';
 import { DuplicateKeyError, StorageUnavailableError } from '../errors.js';
 import {
   MIGRATIONS_TABLE,
@@ -55,8 +56,11 @@ import { driverTypes } from './types.js';
 export interface PostgresDriverOptions extends PostgresSettingsOverrides {
   /** `postgres://` / `postgresql://` URL (grammar in `index.ts`). */
   readonly url?: string;
-  /** Environment consulted for `PGPOOL_MAX` & co. (default `process.env`). */
-  readonly env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Environment read for `DATABASE_URL`, `PGPOOL_MAX` & co.; default none (a generated service
+   * passes `process.env`). `pg` itself still falls back to `PGHOST`, `PGUSER` & co.
+   */
+  readonly env?: Environment;
   /**
    * Called with errors of idle pooled connections (e.g. the server restarted). The pool drops
    * such connections and opens new ones on demand; these errors never reach a request and never
@@ -118,8 +122,9 @@ export class PostgresDriver implements StorageDriver {
   private readonly activitySql: string;
 
   /**
-   * @param config a URL, settings returned by `parsePostgresUrl`, or options (whose `url` defaults
-   *   to `DATABASE_URL`, then to pg's environment defaults).
+   * @param config a URL (its parameters only: no environment is read), settings returned by
+   *   `parsePostgresUrl`, or options (whose `url` defaults to `DATABASE_URL` of their `env`, then
+   *   to pg's environment defaults).
    * @param extra idle-error callback and pool settings when `config` is a URL or settings.
    */
   constructor(
@@ -129,13 +134,13 @@ export class PostgresDriver implements StorageDriver {
     let options: PostgresDriverOptions;
     if (typeof config === 'string') {
       options = { ...extra, url: config };
-      this.settings = parsePostgresUrl(config, process.env);
+      this.settings = parsePostgresUrl(config);
     } else if (isSettings(config)) {
       options = extra;
       this.settings = config;
     } else {
       options = { ...extra, ...config };
-      const env = options.env ?? process.env;
+      const env = options.env ?? {};
       this.settings = parsePostgresUrl(
         options.url ?? env['DATABASE_URL'] ?? 'postgres://',
         env,

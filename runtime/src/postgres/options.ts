@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { ConnectionOptions as TlsOptions } from 'node:tls';
+import type { Environment } from '../env.js';
 import { parse as parseConnectionString, type ConnectionOptions } from 'pg-connection-string';
 
 /** How TLS is used for the connection, as in libpq's `sslmode` (`allow`/`prefer` are not supported). */
@@ -83,13 +84,14 @@ export class PostgresConfigError extends Error {
 }
 
 /**
- * Parses a `postgres://` / `postgresql://` URL and the driver's environment variables into
- * settings (grammar: see `index.ts`). Throws `PostgresConfigError` on a malformed URL, an unknown
+ * Parses a `postgres://` / `postgresql://` URL and the driver's environment variables in `env`
+ * (none by default; a generated service passes `process.env`) into settings (grammar: see
+ * `index.ts`). Throws `PostgresConfigError` on a malformed URL, an unknown
  * parameter or a bad value; the message never contains the password.
  */
 export function parsePostgresUrl(
   url: string,
-  env: Readonly<Record<string, string | undefined>> = process.env,
+  env: Environment = {},
   overrides: PostgresSettingsOverrides = {},
 ): PostgresSettings {
   if (!isPostgresUrl(url)) {
