@@ -31,8 +31,8 @@ export interface DevIo {
 }
 
 export interface DevOptions {
-  /** Environment of the service (default `process.env`). */
-  readonly env?: NodeJS.ProcessEnv;
+  /** Environment of the service (the CLI passes its own). */
+  readonly env: Readonly<Record<string, string | undefined>>;
   /** Quiet time after a change before a cycle starts (default 150 ms). */
   readonly debounceMs?: number;
   /** Resolves when dev should stop; default: the first SIGINT or SIGTERM. */
@@ -46,7 +46,7 @@ const STOP_TIMEOUT_MS = 10_000;
 export async function runDev(
   request: GenerationRequest,
   io: DevIo,
-  options: DevOptions = {},
+  options: DevOptions,
 ): Promise<number> {
   const session = new DevSession(request, io, options);
   return session.run();
@@ -222,7 +222,7 @@ class DevSession {
     await this.stopService();
     if (this.stopping) return;
     this.say(restarting ? 'restarting the service' : 'starting the service');
-    const env = { ...(this.options.env ?? process.env) };
+    const env = { ...this.options.env };
     env['DATABASE_URL'] ??= DEFAULT_DATABASE_URL;
     const service = spawn(process.execPath, ['dist/server.js'], {
       cwd: this.outputDir,
