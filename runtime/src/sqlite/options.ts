@@ -7,7 +7,7 @@ export interface SqliteOptions {
   /**
    * `FULL` (default): an acknowledged write survives a power loss. `NORMAL`: in WAL mode a power
    * loss may roll back the last transactions (never corrupts), for about twice the single-insert
-   * rate. When omitted, the environment variable `SQLITE_SYNCHRONOUS` decides, then `FULL`.
+   * rate. When omitted, `SQLITE_SYNCHRONOUS` of `env` decides, then `FULL`.
    */
   readonly synchronous?: SqliteSynchronous;
   /** How long a write waits for another connection's lock before failing (default 5000 ms). */
