@@ -1,7 +1,7 @@
 /** Naming rules for generated identifiers, files and tables; decided once, here. */
 
 /** Splits `ORDER_LINE`, `orderLine` or `Order_line2` into lower-case words. */
-export function words(name: string): string[] {
+function words(name: string): string[] {
   return name
     .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
     .split(/_+/)
@@ -28,11 +28,6 @@ export function kebabCase(name: string): string {
   return words(name).join('-');
 }
 
-/** `ORDER_LINE` → `ORDER_LINE` style constant prefix. */
-export function constantCase(name: string): string {
-  return words(name).join('_').toUpperCase();
-}
-
 const RESERVED_WORDS = new Set(
   (
     'break case catch class const continue debugger default delete do else enum export extends ' +
@@ -45,11 +40,4 @@ const RESERVED_WORDS = new Set(
 /** A local variable name for a field, safe even when the field is called `class` or `default`. */
 export function variableName(fieldName: string): string {
   return RESERVED_WORDS.has(fieldName) ? `${fieldName}Value` : fieldName;
-}
-
-/** A property access that works for any field name: `body.price`. */
-export function propertyAccess(object: string, name: string): string {
-  return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name)
-    ? `${object}.${name}`
-    : `${object}[${JSON.stringify(name)}]`;
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
+import stableStringify from 'fast-json-stable-stringify';
 import type { Diagnostic } from '../diagnostics.js';
-import type { FieldDoc, JsonValue, LoadedEntity, TypeConfigDoc } from '../schema/types.js';
+import type { FieldDoc, LoadedEntity, TypeConfigDoc } from '../schema/types.js';
 import {
   columnKindOf,
   DEFAULT_KEY_SEPARATOR,
@@ -51,7 +52,9 @@ export function normalize(entities: readonly LoadedEntity[]): {
     integerKeyedEntities(sorted.map((loaded) => loaded.entity)).map((name) => name.toUpperCase()),
   );
   const models = sorted.map((loaded) => normalizeEntity(loaded, byName, integerKeyed));
-  const hash = sha256(canonicalJson(sorted.map((loaded) => loaded.document)));
+  // JSON with object keys sorted, so the hash does not depend on key order (the same bytes as the
+  // hand-written version before it: schema hashes did not change).
+  const hash = sha256(stableStringify(sorted.map((loaded) => loaded.document)));
   const sourceFiles = [...new Set(entities.map((loaded) => loaded.position.file))];
   const model: SchemaModel = {
     entities: models,
@@ -115,7 +118,7 @@ function normalizeEntity(
     table,
     integerKeyed: [...context.refs].sort(compareText),
     document: loaded.document,
-    documentHash: sha256(canonicalJson(loaded.document)).slice(0, 12),
+    documentHash: sha256(stableStringify(loaded.document)).slice(0, 12),
     sourceFile: loaded.position.file,
     ...(doc.renamedFrom === undefined ? {} : { renamedFrom: doc.renamedFrom }),
     position: loaded.position,
@@ -309,22 +312,6 @@ function findNameCollisions(entities: readonly LoadedEntity[]): Diagnostic[] {
 
 function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/** JSON with object keys sorted, so the hash does not depend on key order. */
-export function canonicalJson(value: JsonValue): string {
-  if (Array.isArray(value))
-    return `[${value.map((item: JsonValue) => canonicalJson(item)).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.keys(value)
-      .sort(compareText)
-      .map(
-        (key) =>
-          `${JSON.stringify(key)}:${canonicalJson((value as Record<string, JsonValue>)[key] ?? null)}`,
-      );
-    return `{${entries.join(',')}}`;
-  }
-  return JSON.stringify(value);
 }
 
 function sha256(text: string): string {

@@ -2,9 +2,9 @@ import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import compose from 'koa-compose';
 import type { EntityDefinition } from './definition.js';
-import type { ListQuery, StorageDriver } from './driver.js';
+import type { CountQuery, ListQuery, StorageDriver } from './driver.js';
 import type { RequestState } from './http/errors.js';
-import type { DataContext } from './operations.js';
+import type { DataContext } from './data-context.js';
 
 /** The Koa context of the request a hook runs for (`ctx.state.requestId`, headers, user data). */
 export type HookContext = Context;
@@ -31,7 +31,7 @@ export interface EntityStore<TRecord extends object> {
   /** Lists records; without a query every record, in key order. */
   list(query?: Partial<ListQuery>): Promise<TRecord[]>;
   /** Counts the records matching the query's filters; without a query every record. */
-  count(query?: Partial<ListQuery>): Promise<number>;
+  count(query?: Partial<CountQuery>): Promise<number>;
 }
 
 /**
@@ -122,6 +122,6 @@ function entityStore<TRecord extends object>(
       const stored = await driver.list(definition.table, query(partial));
       return stored.map((row) => row.record as TRecord);
     },
-    count: (partial) => driver.count(definition.table, query(partial)),
+    count: (partial) => driver.count(definition.table, { filters: partial?.filters ?? [] }),
   };
 }

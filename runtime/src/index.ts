@@ -36,7 +36,7 @@ export {
 } from './definition.js';
 export type * from './driver.js';
 export * from './envelope.js';
-export { envInteger, envString } from './env.js';
+export { envInteger, envString, type Environment } from './env.js';
 export * from './errors.js';
 export type {
   EntityHooks,
@@ -75,8 +75,8 @@ export {
   insertRecords,
   patchRecord,
   replaceRecord,
-  type DataContext,
 } from './operations.js';
+export type { DataContext } from './data-context.js';
 export {
   checkKeyPart,
   parseKey,

@@ -119,7 +119,7 @@ import type {
 import { successBody } from './envelope.js';
 import { BadRequestError, MethodForbiddenError, quoteInput } from './errors.js';
 import type { Issue } from './issues.js';
-import type { DataContext } from './operations.js';
+import type { DataContext } from './data-context.js';
 import type { RestConfig } from './rest-config.js';
 import { filterOperatorsOf, MEMBERSHIP_OPERATORS } from './schema.js';
 
@@ -240,7 +240,6 @@ export async function countRecords<R extends object>(
       ? 0
       : await data.driver.count(definition.table, {
           filters: owner === undefined ? filters : [...filters, owner],
-          orderBy: [],
         });
   ctx.body = successBody({ count });
 }

@@ -17,7 +17,7 @@ import {
 } from './errors.js';
 import type { EntityHooks, EntityRouter } from './hooks.js';
 import type { RequestState } from './http/errors.js';
-import type { DataContext } from './operations.js';
+import type { DataContext } from './data-context.js';
 import type { RestConfig } from './rest-config.js';
 
 /** Everything a service needs to serve one entity; generated per entity in its `routes.ts`. */

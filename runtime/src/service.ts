@@ -13,7 +13,7 @@ import { corsMiddleware } from './http/cors.js';
 import { errorMiddleware, type RequestState } from './http/errors.js';
 import { customRoutesMiddleware } from './hooks.js';
 import { createLogger, type Logger } from './logger.js';
-import type { DataContext } from './operations.js';
+import type { DataContext } from './data-context.js';
 import type { RestConfig } from './rest-config.js';
 import { guard, mountRouter, pathNameOf, type DataRoutes } from './routes.js';
 import { addOpenApiRoutes, type OpenApiDocument } from './openapi.js';

@@ -3,6 +3,7 @@ import { cp, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { main } from '../../cli/program.js';
 import { OUTPUT, ROOT } from '../helpers/generate.js';
 
 const exec = promisify(execFile);
@@ -429,6 +430,30 @@ describe('entity-gen validate', () => {
     const result = await cli('validate', 'bad.json');
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^bad\.json:\d+:\d+: .+ \([A-Z_]+\)$/m);
+  });
+});
+
+describe('main, in process', () => {
+  /** Runs `main` with captured output. */
+  async function run(...args: string[]): Promise<{ code: number; err: string }> {
+    let err = '';
+    const code = await main(args, {}, { out: () => undefined, err: (text) => void (err += text) });
+    return { code, err };
+  }
+
+  it('returns the exit code of the command and leaves process.exitCode alone', async () => {
+    const before = process.exitCode;
+    const shop = join(ROOT, 'fixtures/shop/shop.yaml');
+    expect(await run('validate', shop)).toEqual({ code: 0, err: '' });
+    const missing = await run('validate', join(WORK, 'no-such-schema.yaml'));
+    expect(missing.code).toBe(1);
+    expect(missing.err).toMatch(/no-such-schema\.yaml/);
+    expect((await run('generate', shop, '--driver', 'mysql')).code).toBe(2);
+    const nothing = await run('check', '-o', join(WORK, 'never-generated'));
+    expect(nothing.code).toBe(2);
+    expect(nothing.err).toMatch(/^entity-gen: /);
+    expect((await run('no-such-command')).code).toBe(2);
+    expect(process.exitCode).toBe(before);
   });
 });
 

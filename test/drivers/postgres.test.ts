@@ -10,7 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { StorageDriver, TableDescriptor } from '../../runtime/src/driver.js';
 import {
   isDuplicateKeyError,
@@ -213,7 +213,6 @@ if (url === undefined || url === '') {
         filters: [
           { anyOf: [{ path: ['id'], operator: 'STARTS_WITH', kind: 'text', value: 'again-' }] },
         ],
-        orderBy: [],
       });
       expect(count).toBe(0);
     });

@@ -3,8 +3,12 @@
  * and environment (`parsePostgresUrl`) and the canonical form of `timestamptz` text. The driver
  * against a real server: test/drivers/postgres.test.ts.
  */
-import { describe, expect, it } from 'vitest';
-import { PostgresConfigError, parsePostgresUrl } from '../../runtime/src/postgres/index.js';
+import { describe, expect, it, vi } from 'vitest';
+import {
+  PostgresConfigError,
+  PostgresDriver,
+  parsePostgresUrl,
+} from '../../runtime/src/postgres/index.js';
 import { canonicalTimestamptz } from '../../runtime/src/postgres/types.js';
 
 /** The error `call` throws; fails the test when it returns instead. */
@@ -69,6 +73,60 @@ describe('parsePostgresUrl', () => {
     expect(parsePostgresUrl('postgres:///db?host=/var/run/postgresql', {}).host).toBe(
       '/var/run/postgresql',
     );
+  });
+
+  it('reads the parts before the query as pg does', () => {
+    const parts = (url: string) => {
+      const s = parsePostgresUrl(url, {});
+      return { host: s.host, port: s.port, user: s.user, database: s.database };
+    };
+    expect(parts('postgres://[::1]:5433/db')).toEqual({
+      host: '::1',
+      port: 5433,
+      user: undefined,
+      database: 'db',
+    });
+    expect(parts('postgres://%2Fvar%2Frun%2Fpostgresql/db').host).toBe('/var/run/postgresql');
+    expect(parts('postgres://app@/db')).toEqual({
+      host: undefined,
+      port: undefined,
+      user: 'app',
+      database: 'db',
+    });
+    expect(parts('postgres://')).toEqual({
+      host: undefined,
+      port: undefined,
+      user: undefined,
+      database: undefined,
+    });
+    const malformed = (() => {
+      try {
+        parsePostgresUrl('postgres://u:secret@h:99999/db', {});
+      } catch (error) {
+        return error;
+      }
+      return undefined;
+    })();
+    expect(malformed).toBeInstanceOf(PostgresConfigError);
+    expect(String(malformed)).toMatch(/The PostgreSQL URL is malformed/);
+    expect(String(malformed)).not.toContain('secret');
+  });
+
+  it('reads no environment unless one is handed in', async () => {
+    vi.stubEnv('PGPOOL_MAX', '3');
+    const drivers = [
+      new PostgresDriver('postgres://h/db'),
+      new PostgresDriver({ url: 'postgres://h/db' }),
+      new PostgresDriver({ env: { DATABASE_URL: 'postgres://e/db', PGPOOL_MAX: '4' } }),
+    ];
+    try {
+      expect(parsePostgresUrl('postgres://h/db').poolMax).toBe(10);
+      expect(drivers.map((driver) => driver.settings.poolMax)).toEqual([10, 10, 4]);
+      expect(drivers[2]!.settings.host).toBe('e');
+    } finally {
+      vi.unstubAllEnvs();
+      await Promise.all(drivers.map((driver) => driver.close()));
+    }
   });
 
   it('maps sslmode', () => {
