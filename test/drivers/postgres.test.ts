@@ -10,7 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StorageDriver, TableDescriptor } from '../../runtime/src/driver.js';
 import {
   isDuplicateKeyError,

@@ -5,4 +5,4 @@ export function discounted(product: Article): string {
 }
 
 export const sample: ArticleInput = { code: 'p1', cost: 12 };
-export const patch: ArticlePatch = { price: null };
+export const patch: ArticlePatch = { cost: null };

@@ -5,4 +5,4 @@ export function discounted(product: Product): string {
 }
 
 export const sample: ProductInput = { code: 'p1', cost: 12 };
-export const patch: ProductPatch = { price: null };
+export const patch: ProductPatch = { cost: null };
