@@ -10,6 +10,7 @@ import type { EmitOptions } from './options.js';
 import { openApiDocument } from './openapi.js';
 import { REGENERATE_COMMAND } from './options.js';
 import { generatorVersion } from './paths.js';
+import { ModuleScope } from './scope.js';
 import { loadTemplates } from './templates.js';
 
 export {
@@ -98,6 +99,13 @@ export function emitService(
         owner,
       },
       {
+        path: `${dir}/client.ts`,
+        contents: templates.entityClient(entityClientView(entity)),
+        sources,
+        hash,
+        owner,
+      },
+      {
         path: `${dir}/routes.ts`,
         contents: templates.entityRoutes(routesView(entity)),
         sources,
@@ -106,7 +114,7 @@ export function emitService(
       },
       {
         path: hooksPath(entity),
-        contents: templates.hooks(entity),
+        contents: templates.hooks(hooksView(entity)),
         sources,
         hash,
         owner: 'user',
@@ -119,7 +127,7 @@ export function emitService(
     { path: 'src/app.ts', contents: templates.app({ title }), sources: all, hash, owner },
     {
       path: 'src/client.ts',
-      contents: templates.client(clientView(model)),
+      contents: templates.client(model),
       sources: all,
       hash,
       owner,
@@ -210,77 +218,78 @@ const RUNTIME_CONVERTERS = new Set([
 /** What `definition.ts` prints: the document, the validator, and what they import. */
 function definitionView(entity: ServedEntity): object {
   const fields = allFields(entity.fields);
-  const used = new Set<string>();
-  for (const field of fields)
-    if (RUNTIME_CONVERTERS.has(field.converter)) used.add(field.converter);
-  for (const constant of entity.constants) {
-    used.add(constant.factory);
-    if (typeof constant.argument === 'string' && RUNTIME_CONVERTERS.has(constant.argument))
-      used.add(constant.argument);
-  }
+  const types = [entity.typeName, ...entity.objectReaders.map((reader) => reader.typeName)].sort();
+  const fieldSets = [
+    { name: `${entity.camelName}Fields`, fields: entity.fields.map((field) => field.name) },
+    ...entity.objectReaders.map((reader) => ({
+      name: reader.fieldSetName,
+      fields: reader.fields.map((field) => field.name),
+    })),
+  ];
+  const readerName = `read${entity.typeName}`;
+  const scope = new ModuleScope([
+    ...types,
+    'document',
+    ...fieldSets.map((set) => set.name),
+    ...entity.constants.map((constant) => constant.name),
+    readerName,
+    ...entity.objectReaders.map((reader) => reader.functionName),
+    `${entity.camelName}Definition`,
+  ]);
+  /** A converter or factory: a runtime export (imported), else one of the module's constants. */
+  const local = (name: string): string => (RUNTIME_CONVERTERS.has(name) ? scope.value(name) : name);
   const keyParts = entity.keyFields.length > 1 ? entity.keyFields : [];
-  const values = [
-    'defineEntity',
-    'readRecordBody',
-    'RECORD_ROOT',
-    'rejectUnknownFields',
-    ...used,
-    ...(fields.some((field) => field.required) ? ['missing'] : []),
-    ...(keyParts.length > 0 ? ['checkKeyPart'] : []),
-    ...(entity.objectReaders.length > 0 ? ['toObjectBody'] : []),
-  ];
-  const types = [
-    'EntityDefinition',
-    'EntityDocument',
-    'Issue',
-    ...(entity.objectReaders.length > 0 ? ['IssuePath'] : []),
-  ];
-  return {
+  const rt = {
+    EntityDefinition: scope.type('EntityDefinition'),
+    EntityDocument: scope.type('EntityDocument'),
+    Issue: scope.type('Issue'),
+    IssuePath: entity.objectReaders.length > 0 ? scope.type('IssuePath') : '',
+    defineEntity: scope.value('defineEntity'),
+    readRecordBody: scope.value('readRecordBody'),
+    RECORD_ROOT: scope.value('RECORD_ROOT'),
+    rejectUnknownFields: scope.value('rejectUnknownFields'),
+    toObjectBody: entity.objectReaders.length > 0 ? scope.value('toObjectBody') : '',
+    checkKeyPart: keyParts.length > 0 ? scope.value('checkKeyPart') : '',
+  };
+  const missing = fields.some((field) => field.required) ? scope.value('missing') : '';
+  const fieldView = (field: FieldModel): object => ({
+    ...field,
+    converter: local(field.converter),
+    missing,
+    recordMember: field.variable === field.name ? field.name : `${field.name}: ${field.variable}`,
+  });
+  const constants = entity.constants.map((constant) => ({
+    name: constant.name,
+    factory: scope.value(constant.factory),
+    argument:
+      typeof constant.argument === 'string'
+        ? local(constant.argument)
+        : JSON.stringify(constant.argument),
+  }));
+  const view = {
     name: entity.name,
     typeName: entity.typeName,
     camelName: entity.camelName,
+    readerName,
+    recordFieldSet: `${entity.camelName}Fields`,
     lkSeparator: entity.lkSeparator,
     document: entity.document,
     integerKeyed: entity.integerKeyed,
-    runtimeImports: sortImportNames([...values, ...types.map((name) => `type ${name}`)]).join(', '),
-    typeImports: [entity.typeName, ...entity.objectReaders.map((reader) => reader.typeName)]
-      .sort()
-      .join(', '),
-    fieldSets: [
-      { name: `${entity.camelName}Fields`, fields: entity.fields.map((field) => field.name) },
-      ...entity.objectReaders.map((reader) => ({
-        name: reader.fieldSetName,
-        fields: reader.fields.map((field) => field.name),
-      })),
-    ],
-    constants: entity.constants.map((constant) => ({
-      name: constant.name,
-      factory: constant.factory,
-      argument:
-        typeof constant.argument === 'string'
-          ? constant.argument
-          : JSON.stringify(constant.argument),
-    })),
+    rt,
+    typeImports: types.join(', '),
+    fieldSets,
+    constants,
     fields: entity.fields.map(fieldView),
     requiredVariables: requiredVariables(entity.fields),
     keyParts,
-    objectReaders: entity.objectReaders.map(objectReaderView),
+    objectReaders: entity.objectReaders.map((reader) => ({
+      ...reader,
+      fields: reader.fields.map(fieldView),
+      requiredVariables: requiredVariables(reader.fields),
+    })),
   };
-}
-
-function objectReaderView(reader: ObjectReader): object {
-  return {
-    ...reader,
-    fields: reader.fields.map(fieldView),
-    requiredVariables: requiredVariables(reader.fields),
-  };
-}
-
-function fieldView(field: FieldModel): object {
-  return {
-    ...field,
-    recordMember: field.variable === field.name ? field.name : `${field.name}: ${field.variable}`,
-  };
+  // Last: every runtime name the module uses has been asked for.
+  return { ...view, runtimeImports: scope.specifiers().join(', ') };
 }
 
 function requiredVariables(fields: readonly FieldModel[]): string[] {
@@ -289,20 +298,33 @@ function requiredVariables(fields: readonly FieldModel[]): string[] {
 
 /** What `routes.ts` prints: the REST configuration, the access rules and the route table. */
 function routesView(entity: ServedEntity): object {
-  const operations = new Set(entity.routes.map((route) => route.operation));
-  const imports = [
-    'type DataContext',
-    'type DataRoutes',
-    'entityRouter',
-    'type EntityRouter',
-    'type RestConfig',
-    ...operations,
-    ...(entity.routes.some((route) => route.takesId) ? ['recordId'] : []),
-    ...(entity.access === undefined ? [] : ['type AccessRules']),
-  ];
+  const scope = new ModuleScope([
+    entity.typeName,
+    'hooks',
+    'definition',
+    `${entity.camelName}RestConfig`,
+    `${entity.camelName}Access`,
+    `create${entity.typeName}Router`,
+    `${entity.camelName}Routes`,
+  ]);
+  const rt = {
+    DataContext: scope.type('DataContext'),
+    DataRoutes: scope.type('DataRoutes'),
+    EntityRouter: scope.type('EntityRouter'),
+    RestConfig: scope.type('RestConfig'),
+    AccessRules: entity.access === undefined ? '' : scope.type('AccessRules'),
+    entityRouter: scope.value('entityRouter'),
+    recordId: entity.routes.some((route) => route.takesId) ? scope.value('recordId') : '',
+  };
+  const routes = entity.routes.map((route) => ({
+    ...route,
+    operation: scope.value(route.operation),
+    routerMethod: route.method.toLowerCase(),
+  }));
   return {
     ...entity,
-    runtimeImports: sortImportNames(imports).join(', '),
+    rt,
+    runtimeImports: scope.specifiers().join(', '),
     accessRules:
       entity.access === undefined
         ? undefined
@@ -310,32 +332,50 @@ function routesView(entity: ServedEntity): object {
             ...entity.access.methods,
             ...(entity.access.owner === undefined ? {} : { owner: entity.access.owner }),
           },
-    routes: entity.routes.map((route) => ({
-      ...route,
-      routerMethod: route.method.toLowerCase(),
-    })),
+    routes,
   };
 }
 
-/** What `client.ts` prints: the filter and order types of each entity. */
-function clientView(model: ServiceModel): object {
-  const used = new Set<string>();
-  const entities = model.entities.map((entity) => ({
+/** What the starter hooks file prints: the entity, and the runtime's `EntityHooks` type. */
+function hooksView(entity: ServedEntity): object {
+  const scope = new ModuleScope([entity.typeName, `${entity.camelName}Hooks`]);
+  const entityHooks = scope.type('EntityHooks');
+  // `import type { … }` already says they are types.
+  const runtimeImports = scope.specifiers().map((specifier) => specifier.replace(/^type /, ''));
+  return { ...entity, entityHooks, runtimeImports: runtimeImports.join(', ') };
+}
+
+/** What an entity's `client.ts` prints: its filter and order types, and its accessor. */
+function entityClientView(entity: ServedEntity): object {
+  const scope = new ModuleScope(
+    ['', 'Input', 'Patch', 'Where', 'Order', 'Accessor']
+      .map((suffix) => `${entity.typeName}${suffix}`)
+      .concat(`${entity.camelName}Accessor`),
+  );
+  const where = entity.filterable.map((filter) => {
+    const type = filterType(filter.type);
+    const generic = type.indexOf('<');
+    const name = generic < 0 ? type : type.slice(0, generic);
+    return {
+      key: /^[A-Za-z_$][\w$]*$/.test(filter.path) ? filter.path : `'${filter.path}'`,
+      type: `${scope.type(name)}${generic < 0 ? '' : type.slice(generic)}`,
+    };
+  });
+  const rt = {
+    EntityAccessor: scope.type('EntityAccessor'),
+    entityAccessor: scope.value('entityAccessor'),
+    Transport: scope.type('Transport'),
+  };
+  return {
     ...entity,
-    where: entity.filterable.map((filter) => {
-      const type = filterType(filter.type);
-      used.add(type.replace(/<.*$/, ''));
-      return {
-        key: /^[A-Za-z_$][\w$]*$/.test(filter.path) ? filter.path : `'${filter.path}'`,
-        type,
-      };
-    }),
+    rt,
+    where,
     order:
       entity.sortable.length === 0
         ? 'never'
         : entity.sortable.flatMap((name) => [`'${name}'`, `'-${name}'`]).join(' | '),
-  }));
-  return { entities, filterTypes: [...used].sort() };
+    runtimeImports: scope.specifiers().join(', '),
+  };
 }
 
 /** The filter type of a field: which operators it takes, and its values' type. */
@@ -387,18 +427,6 @@ function nestedFields(model: TypeModel): readonly FieldModel[] {
   ];
 }
 
-/** Import specifiers in the order the generated code lists them: by name, ignoring case and `type`. */
-export function sortImportNames(names: readonly string[]): string[] {
-  return [...names].sort((a, b) =>
-    compareIgnoringCase(a.replace(/^type /, ''), b.replace(/^type /, '')),
-  );
-}
-
-function compareIgnoringCase(a: string, b: string): number {
-  const x = a.toLowerCase();
-  const y = b.toLowerCase();
-  return x < y ? -1 : x > y ? 1 : a < b ? -1 : a > b ? 1 : 0;
-}
 
 /** Roles every principal has or that need none: not worth putting into an example token. */
 const IMPLICIT_ROLES: readonly string[] = ['public', 'authenticated'];

@@ -25,41 +25,63 @@ export async function compileRecordTypes(
   const result = new Map<string, string>();
   if (requests.length === 0) return result;
   const { compile } = await import('json-schema-to-typescript');
-  const owner = new Map<string, string>();
-  const $defs: Record<string, JsonSchema> = {};
-  for (const request of requests) {
-    for (const [name, schema] of request.schemas) {
-      owner.set(name, request.entity);
-      $defs[name] = schema;
+  for (const batch of batches(requests)) {
+    const owner = new Map<string, string>();
+    const $defs: Record<string, JsonSchema> = {};
+    for (const request of batch) {
+      for (const [name, schema] of request.schemas) {
+        owner.set(name, request.entity);
+        $defs[name] = schema;
+      }
+    }
+    const text = await compile({ title: ROOT, type: 'object', $defs }, ROOT, {
+      bannerComment: '',
+      format: false,
+      unreachableDefinitions: true,
+      additionalProperties: false,
+      unknownAny: true,
+      // Our schemas carry no $ids or file references; nothing to resolve outside the document.
+      $refOptions: { resolve: { file: false, http: false } },
+    });
+    const blocks = new Map<string, string[]>();
+    for (const block of declarations(text)) {
+      const entity = owner.get(block.name);
+      if (entity === undefined) continue; // the root
+      const list = blocks.get(entity) ?? [];
+      list.push(block.text);
+      blocks.set(entity, list);
+    }
+    for (const request of batch) {
+      const order = [...request.schemas.keys()];
+      const texts = blocks.get(request.entity) ?? [];
+      const byName = new Map(texts.map((block) => [declaredName(block), block]));
+      const missing = order.filter((name) => !byName.has(name));
+      if (missing.length > 0)
+        throw new Error(`json-schema-to-typescript gave no declaration of ${missing.join(', ')}`);
+      result.set(request.entity, order.map((name) => byName.get(name)!).join('\n\n'));
     }
   }
-  const text = await compile({ title: ROOT, type: 'object', $defs }, ROOT, {
-    bannerComment: '',
-    format: false,
-    unreachableDefinitions: true,
-    additionalProperties: false,
-    unknownAny: true,
-    // Our schemas carry no $ids or file references; nothing to resolve outside the document.
-    $refOptions: { resolve: { file: false, http: false } },
-  });
-  const blocks = new Map<string, string[]>();
-  for (const block of declarations(text)) {
-    const entity = owner.get(block.name);
-    if (entity === undefined) continue; // the root
-    const list = blocks.get(entity) ?? [];
-    list.push(block.text);
-    blocks.set(entity, list);
-  }
-  for (const request of requests) {
-    const order = [...request.schemas.keys()];
-    const texts = blocks.get(request.entity) ?? [];
-    const byName = new Map(texts.map((block) => [declaredName(block), block]));
-    const missing = order.filter((name) => !byName.has(name));
-    if (missing.length > 0)
-      throw new Error(`json-schema-to-typescript gave no declaration of ${missing.join(', ')}`);
-    result.set(request.entity, order.map((name) => byName.get(name)!).join('\n\n'));
-  }
   return result;
+}
+
+/**
+ * The requests in as few compile calls as can be: the types of one call need distinct names, and
+ * two entities' may clash (`ISSUE`'s input type and `ISSUE_INPUT`'s record are both `IssueInput`,
+ * each in its own `types.ts`).
+ */
+function batches(requests: readonly TypesRequest[]): TypesRequest[][] {
+  const found: { requests: TypesRequest[]; names: Set<string> }[] = [];
+  for (const request of requests) {
+    const names = [...request.schemas.keys()];
+    let batch = found.find((candidate) => !names.some((name) => candidate.names.has(name)));
+    if (batch === undefined) {
+      batch = { requests: [], names: new Set() };
+      found.push(batch);
+    }
+    batch.requests.push(request);
+    for (const name of names) batch.names.add(name);
+  }
+  return found.map((batch) => batch.requests);
 }
 
 /**

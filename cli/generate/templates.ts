@@ -59,6 +59,7 @@ export type Template = (view: object) => string;
 export interface Templates {
   readonly entityDefinition: Template;
   readonly entityRoutes: Template;
+  readonly entityClient: Template;
   readonly app: Template;
   readonly client: Template;
   readonly service: Template;
@@ -74,6 +75,7 @@ export interface Templates {
 const TEMPLATE_FILES: Readonly<Record<keyof Templates, string>> = {
   entityDefinition: 'entity/definition.ts.hbs',
   entityRoutes: 'entity/routes.ts.hbs',
+  entityClient: 'entity/client.ts.hbs',
   app: 'service/app.ts.hbs',
   client: 'service/client.ts.hbs',
   service: 'service/service.ts.hbs',

@@ -37,7 +37,48 @@ const RESERVED_WORDS = new Set(
   ).split(' '),
 );
 
-/** A local variable name for a field, safe even when the field is called `class` or `default`. */
-export function variableName(fieldName: string): string {
-  return RESERVED_WORDS.has(fieldName) ? `${fieldName}Value` : fieldName;
+/**
+ * The runtime functions and constants a generated reader calls: a field's variable must not
+ * shadow them (a field named `missing` or `toText`).
+ */
+const READER_RUNTIME_NAMES = [
+  'readRecordBody',
+  'rejectUnknownFields',
+  'missing',
+  'toObjectBody',
+  'checkKeyPart',
+  'RECORD_ROOT',
+  'toText',
+  'toInteger',
+  'toDouble',
+  'toDecimal',
+  'toBoolean',
+  'toDate',
+  'toDateTime',
+  'toB64Image',
+  'toAny',
+  'toGeohashLocation',
+  'toRefInteger',
+  'toRefText',
+  'enumConverter',
+  'selectConverter',
+  'arrayOf',
+  'dictionaryOf',
+];
+
+/**
+ * A local variable name for a field, safe even when the field is called `class`, `default`, like
+ * a runtime function the reader calls, like one of `taken` (the module's own names: converters,
+ * readers) or like a runtime name under another name (`runtime…`).
+ */
+export function variableName(fieldName: string, taken: ReadonlySet<string> = new Set()): string {
+  const clashes = (name: string): boolean =>
+    RESERVED_WORDS.has(name) ||
+    READER_RUNTIME_NAMES.includes(name) ||
+    taken.has(name) ||
+    /^[Rr]untime/.test(name);
+  if (!clashes(fieldName)) return fieldName;
+  let variable = `${fieldName}Value`;
+  for (let suffix = 2; clashes(variable); suffix++) variable = `${fieldName}Value${suffix}`;
+  return variable;
 }

@@ -78,7 +78,8 @@ function normalizeEntity(
     integerKeyed,
     constants: [],
     readers: [],
-    used: new Set(),
+    // The entity's own types: the record, what a POST/PUT may send, a PATCH body.
+    used: new Set([typeName, `${typeName}Input`, `${typeName}Patch`]),
     refs: new Set(),
   };
   const singleRecord = doc.singleRecord === true;
@@ -91,6 +92,7 @@ function normalizeEntity(
     ...fieldModel(field, context, [], lkSet.has(field.name) && !fixedKey, lkSet.has(field.name)),
     ...topLevelExtras(field, loaded),
   }));
+  nameVariables(fields, context);
   const keyFields = (fixedKey ? [] : doc.lk).map((name) => {
     const field = fields.find((candidate) => candidate.name === name);
     if (field === undefined) throw new Error(`lk field ${name} of ${doc.name} was not validated`);
@@ -123,6 +125,26 @@ function normalizeEntity(
     ...(doc.renamedFrom === undefined ? {} : { renamedFrom: doc.renamedFrom }),
     position: loaded.position,
   };
+}
+
+/**
+ * The local variables of the readers: field names, except where one would shadow a name the
+ * module uses (a converter, a reader, a field set, a runtime function). Set once all of those
+ * are known, before the model is frozen.
+ */
+function nameVariables(fields: readonly FieldModel[], context: EntityContext): void {
+  const taken = new Set([
+    ...context.constants.map((constant) => constant.name),
+    ...context.readers.flatMap((reader) => [reader.functionName, reader.fieldSetName]),
+    `read${context.typeName}`,
+    `${camelCase(context.typeName)}Fields`,
+    'document',
+  ]);
+  const visit = (list: readonly FieldModel[]): void => {
+    for (const field of list) (field as { variable: string }).variable = variableName(field.name, taken);
+  };
+  visit(fields);
+  for (const reader of context.readers) visit(reader.fields);
 }
 
 /** What only a table column has: its migration settings and its position, when known. */
@@ -272,11 +294,21 @@ function objectFields(
   return fields;
 }
 
-/** `tags.item` and a field named `tagsItem` would share a stem; the later one gets a number. */
+/**
+ * `tags.item` and a field named `tagsItem` would share a stem, a field named `input` would give
+ * the entity's input type's name: a later one gets a number. A stem names the value's types in
+ * both shapes (`ProductDim`, `ProductDimInput`), so both must be free.
+ */
 function uniqueStem(context: EntityContext, stem: string): string {
   let candidate = stem;
-  for (let suffix = 2; context.used.has(candidate); suffix++) candidate = `${stem}${suffix}`;
+  for (
+    let suffix = 2;
+    context.used.has(candidate) || context.used.has(`${candidate}Input`);
+    suffix++
+  )
+    candidate = `${stem}${suffix}`;
   context.used.add(candidate);
+  context.used.add(`${candidate}Input`);
   return candidate;
 }
 

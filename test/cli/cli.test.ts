@@ -63,7 +63,7 @@ describe('entity-gen generate', () => {
     const first = await cli('generate', 'shop.yaml', '-o', 'svc');
     expect(first).toMatchObject({ code: 0, stderr: '' });
     expect(first.stdout).toMatch(
-      /^Generated 21 files for 3 entities in svc: 21 created, 0 updated, 0 unchanged, 0 deleted\.\n$/,
+      /^Generated 24 files for 3 entities in svc: 24 created, 0 updated, 0 unchanged, 0 deleted\.\n$/,
     );
     const files = await filesUnder(join(WORK, 'svc'));
     expect(files.map((file) => file.slice(WORK.length + 5))).toContain(
@@ -77,7 +77,7 @@ describe('entity-gen generate', () => {
       '// Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)',
     );
     const second = await cli('generate', 'shop.yaml', '-o', 'svc');
-    expect(second.stdout).toContain('0 created, 0 updated, 19 unchanged, 0 deleted');
+    expect(second.stdout).toContain('0 created, 0 updated, 24 unchanged, 0 deleted');
   });
 
   it('writes the manifest and the user files; user files carry no DO NOT EDIT header', async () => {
@@ -160,7 +160,7 @@ describe('entity-gen generate', () => {
     await rm(join(WORK, 'svc/.entity-gen'), { recursive: true });
     const same = await cli('generate', 'shop.yaml', '-o', 'svc');
     expect(same.code).toBe(0);
-    expect(same.stdout).toContain('19 unchanged');
+    expect(same.stdout).toContain('24 unchanged');
     await rm(join(WORK, 'svc/.entity-gen'), { recursive: true });
     await writeFile(
       join(WORK, 'svc/src/app.ts'),
@@ -265,7 +265,7 @@ describe('entity-gen generate --dry-run', () => {
   it('writes nothing into a folder that does not exist yet', async () => {
     const result = await cli('generate', 'shop.yaml', '-o', 'svc', '--dry-run');
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain('19 to create');
+    expect(result.stdout).toContain('24 to create');
     expect(await filesUnder(join(WORK, 'svc'))).toEqual([]);
   });
 });
@@ -480,7 +480,7 @@ describe('defaults and the remembered invocation', () => {
   it('writes ./service when no -o is given, and says so', async () => {
     const result = await cli('generate', 'shop.yaml');
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toMatch(/^Generated 21 files for 3 entities in service: /);
+    expect(result.stdout).toMatch(/^Generated 24 files for 3 entities in service: /);
     expect((await filesUnder(join(WORK, 'service'))).length).toBeGreaterThan(10);
     expect(await cli('check')).toEqual({ code: 0, stdout: 'service is up to date.\n', stderr: '' });
   });

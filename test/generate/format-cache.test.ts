@@ -89,6 +89,7 @@ describe('the format cache', () => {
     expect(await formattedFiles()).toEqual([
       'src/app.ts',
       'src/client.ts',
+      'src/entities/category/client.ts',
       'src/entities/category/definition.ts',
       'src/entities/category/routes.ts',
       'src/entities/category/types.ts',

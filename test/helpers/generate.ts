@@ -34,6 +34,8 @@ export const FIXTURES: readonly Fixture[] = [
   { name: 'integer-key', schemas: ['fixtures/integer-key/schema.yaml'] },
   { name: 'gemini', schemas: ['fixtures/gemini/schema.json'] },
   { name: 'listing', schemas: ['fixtures/listing/schema.yaml'] },
+  // Entity and field names that clash with the names generated code uses.
+  { name: 'names', schemas: ['fixtures/names/schema.yaml'] },
   {
     name: 'access',
     schemas: ['fixtures/access/schema.yaml'],

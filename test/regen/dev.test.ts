@@ -76,7 +76,7 @@ describe('entity-gen dev', () => {
 
     // 1. Generated, built and started.
     await running.until('first start', () => running.count('listening on') === 1);
-    expect(running.stdout).toContain('[entity-gen dev] generated: 21 created');
+    expect(running.stdout).toContain('[entity-gen dev] generated: 24 created');
     const health = await fetch(`${url}/health`);
     expect(health.status).toBe(200);
     expect(existsSync(join(WORK, 'svc', 'data', 'dev.db'))).toBe(true);

@@ -159,6 +159,7 @@ describe('planOutput', () => {
       'package.json',
       'src/app.ts',
       'src/client.ts',
+      'src/entities/thing/client.ts',
       'src/entities/thing/definition.ts',
       'src/entities/thing/routes.ts',
       'src/entities/thing/types.ts',
