@@ -130,7 +130,7 @@ describe('entity-gen generate', () => {
     );
     const result = await cli('generate', 'shop.yaml', '-o', 'svc', '--allow-data-loss');
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain('3 deleted');
+    expect(result.stdout).toContain('4 deleted');
     expect(result.stdout).toContain('deleted  src/entities/product/types.ts');
     expect(result.stdout).toMatch(/note: src\/hooks\/product\.ts belongs to no entity/);
     const files = (await filesUnder(join(WORK, 'svc'))).map((file) => file.slice(WORK.length + 5));
@@ -252,7 +252,7 @@ describe('entity-gen generate --dry-run', () => {
     );
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(
-      /^Dry run for svc \(nothing was written\): 6 to create, \d+ to update, \d+ unchanged, 3 to delete\.\n/,
+      /^Dry run for svc \(nothing was written\): 7 to create, \d+ to update, \d+ unchanged, 4 to delete\.\n/,
     );
     expect(result.stdout).toContain('  create   src/entities/item/types.ts\n');
     expect(result.stdout).toContain('  create   src/hooks/item.ts (yours from now on)\n');
@@ -292,7 +292,7 @@ describe('entity-gen check', () => {
     const result = await cli('check', 'shop.yaml', '-o', 'svc', '--allow-data-loss');
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(
-      /^svc is out of date: 6 to create, \d+ to update, \d+ unchanged, 3 to delete\.\n/,
+      /^svc is out of date: 7 to create, \d+ to update, \d+ unchanged, 4 to delete\.\n/,
     );
     expect(result.stdout).toContain('  update   src/service.ts\n');
     expect(result.stdout).toContain(

@@ -241,6 +241,7 @@ describe('planOutput', () => {
     const before = written(await generated(THING));
     const plan = await planFor(before, {}, THING.replace('THING', 'GADGET'));
     expect(actions(plan, 'delete')).toEqual([
+      'src/entities/thing/client.ts',
       'src/entities/thing/definition.ts',
       'src/entities/thing/routes.ts',
       'src/entities/thing/types.ts',
