@@ -33,6 +33,9 @@ const E2E = [
   'test/drivers/**/*.test.ts',
   'test/regen/dev.test.ts',
   'test/regen/hooks.test.ts',
+  // The consumer of the typed client and the browser run built code.
+  'test/client/**/*.test.ts',
+  'test/browser/**/*.test.ts',
 ];
 /** Checks that the build is current (and builds once when it is not): see the file. */
 const BUILD = './test/setup/build.ts';

@@ -427,7 +427,6 @@ function nestedFields(model: TypeModel): readonly FieldModel[] {
   ];
 }
 
-
 /** Roles every principal has or that need none: not worth putting into an example token. */
 const IMPLICIT_ROLES: readonly string[] = ['public', 'authenticated'];
 

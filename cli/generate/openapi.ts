@@ -43,7 +43,6 @@ export function openApiDocument(model: ServiceModel, title: string): Json {
         'answers 405 with `Allow` (403 when the REST configuration switched it off). The version is ' +
         'the hash of the schema.',
     },
-    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     tags: model.entities.map((entity) => ({
       name: entity.name,
       ...(entity.displayName === undefined && entity.description === undefined

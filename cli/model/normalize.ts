@@ -141,7 +141,8 @@ function nameVariables(fields: readonly FieldModel[], context: EntityContext): v
     'document',
   ]);
   const visit = (list: readonly FieldModel[]): void => {
-    for (const field of list) (field as { variable: string }).variable = variableName(field.name, taken);
+    for (const field of list)
+      (field as { variable: string }).variable = variableName(field.name, taken);
   };
   visit(fields);
   for (const reader of context.readers) visit(reader.fields);

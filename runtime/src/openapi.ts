@@ -131,7 +131,9 @@ export function addOpenApiRoutes(
   };
   router.get('/openapi.json', (ctx) => {
     if (document === undefined) missing();
-    ctx.body = documentFor(document!, (entity) => visible(ctx, entity), ctx.origin);
+    // Where the caller reached the service (behind a trusted proxy: the host it asked for).
+    const origin = `${ctx.protocol}://${ctx.host}`;
+    ctx.body = documentFor(document!, (entity) => visible(ctx, entity), origin);
   });
   router.get(['/docs', '/docs/'], (ctx) => {
     if (document === undefined) missing();

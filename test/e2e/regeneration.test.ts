@@ -344,8 +344,10 @@ for (const target of targets) {
         });
         expect(generated.diagnostics.map(formatDiagnostic), label).toEqual([]);
         // Positioned, as generate() builds it again when the migrations planner has a problem.
-        const model = buildModel({ sources: [{ file: schemaFile, text: step.schema }] }, 'exact')
-          .model!;
+        const model = buildModel(
+          { sources: [{ file: schemaFile, text: step.schema }] },
+          'exact',
+        ).model!;
         const plan = planMigrations(
           previous === undefined ? undefined : snapshotOf(previous),
           model,

@@ -136,4 +136,3 @@ export function responseChecker(document: Json): ResponseCheck {
 function escape(segment: string): string {
   return segment.replace(/~/g, '~0').replace(/\//g, '~1');
 }
-
