@@ -1,7 +1,6 @@
 import type {
   EntityModel,
   FieldModel,
-  ObjectReader,
   ServedEntity,
   ServiceModel,
   TypeModel,
