@@ -26,11 +26,3 @@ export function sortDiagnostics(diagnostics: readonly Diagnostic[]): Diagnostic[
       (a.code < b.code ? -1 : a.code > b.code ? 1 : 0),
   );
 }
-
-/** Thrown when input is invalid; carries every diagnostic found. */
-export class DiagnosticsError extends Error {
-  constructor(readonly diagnostics: readonly Diagnostic[]) {
-    super(sortDiagnostics(diagnostics).map(formatDiagnostic).join('\n'));
-    this.name = 'DiagnosticsError';
-  }
-}

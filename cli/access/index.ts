@@ -20,21 +20,15 @@ import type { SchemaDiagnosticCode } from '../schema/codes.js';
 import { suggestionSuffix } from '../schema/suggest.js';
 import { describeNode } from '../schema/values.js';
 
-/** The methods of an access rule, in canonical order (the REST configuration's names). */
-export const ACCESS_METHODS = ['GET_LIST', 'GET_BYID', 'NEW', 'UPDATE', 'DELETE'] as const;
-export type AccessMethod = (typeof ACCESS_METHODS)[number];
+import { ACCESS_METHODS, type AccessMethod, type EntityAccess } from './types.js';
+
+export { ACCESS_METHODS, type AccessMethod, type EntityAccess } from './types.js';
 
 /** The roles used when the file gives no `default`. */
 export const DEFAULT_ROLES: readonly string[] = ['admin'];
 
 /** Field types an owner field may have: they hold a principal's subject. */
 const OWNER_TYPES: readonly string[] = ['STRING', 'INTEGER', 'ENTITY_REF'];
-
-/** The resolved rules of one entity: roles for every method, and its owner field. */
-export interface EntityAccess {
-  readonly methods: Readonly<Record<AccessMethod, readonly string[]>>;
-  readonly owner?: string;
-}
 
 /** The text of an access file; `file` is used in diagnostics and picks the format. */
 export interface AccessSource {
@@ -89,7 +83,7 @@ export function loadAccess(
 ): { access: ReadonlyMap<string, EntityAccess> | undefined; diagnostics: Diagnostic[] } {
   if (source === undefined) return { access: undefined, diagnostics: [] };
   const reporter = new AccessReporter(source.file);
-  const roots = parseSchemaText(source.file, source.text, reporter);
+  const { roots } = parseSchemaText(source.file, source.text, reporter);
   if (reporter.diagnostics.length > 0)
     return { access: undefined, diagnostics: sortDiagnostics(reporter.diagnostics) };
   const root = roots[0];

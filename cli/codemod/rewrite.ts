@@ -122,7 +122,9 @@ async function applyRenames(input: RewriteInput, options: ts.CompilerOptions): P
   for (const change of input.renames) {
     if (change.kind !== 'field' || change.field === undefined) continue;
     const types = project.getSourceFile(typesPath(outputDir, change.old.fileName));
-    for (const name of [change.old.typeName, `${change.old.typeName}Input`]) {
+    // The record, input and patch types (an older service's patch type follows its input type).
+    for (const suffix of ['', 'Input', 'Patch']) {
+      const name = `${change.old.typeName}${suffix}`;
       const property = types?.getInterface(name)?.getProperty(change.field.old);
       if (property !== undefined) rename(property.getNameNode(), change.field.new);
     }

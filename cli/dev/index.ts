@@ -14,9 +14,9 @@
  *   exits 0.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { watch, type FSWatcher } from 'node:fs';
 import { createRequire } from 'node:module';
-import { basename, dirname, join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { watch, type FSWatcher } from 'chokidar';
 import { formatDiagnostic } from '../diagnostics.js';
 import { planChanges } from '../plan/index.js';
 import { prepareGeneration, type GenerationRequest } from '../plan/prepare.js';
@@ -31,8 +31,8 @@ export interface DevIo {
 }
 
 export interface DevOptions {
-  /** Environment of the service (default `process.env`). */
-  readonly env?: NodeJS.ProcessEnv;
+  /** Environment of the service (the CLI passes its own). */
+  readonly env: Readonly<Record<string, string | undefined>>;
   /** Quiet time after a change before a cycle starts (default 150 ms). */
   readonly debounceMs?: number;
   /** Resolves when dev should stop; default: the first SIGINT or SIGTERM. */
@@ -46,7 +46,7 @@ const STOP_TIMEOUT_MS = 10_000;
 export async function runDev(
   request: GenerationRequest,
   io: DevIo,
-  options: DevOptions = {},
+  options: DevOptions,
 ): Promise<number> {
   const session = new DevSession(request, io, options);
   return session.run();
@@ -57,7 +57,7 @@ class DevSession {
   private readonly say: (text: string) => void;
   private service: ChildProcess | undefined;
   private build: ChildProcess | undefined;
-  private readonly watchers: FSWatcher[] = [];
+  private watcher: FSWatcher | undefined;
   /** Last seen text of every watched file, so saves that change nothing are ignored. */
   private readonly seen = new Map<string, string | undefined>();
   private timer: NodeJS.Timeout | undefined;
@@ -66,7 +66,6 @@ class DevSession {
   private userCodeChanged = false;
   private lastBuildFailed = false;
   private stopping = false;
-  private watchingUserCode = false;
   /** The cycle in progress, which shutdown waits for. */
   private current: Promise<void> = Promise.resolve();
 
@@ -95,7 +94,7 @@ class DevSession {
       await this.shutdown();
       return 1;
     }
-    this.watchInputs(inputs);
+    await this.watchFiles(inputs);
     await stop;
     this.say('stopping');
     await this.shutdown();
@@ -138,7 +137,6 @@ class DevSession {
     }
     for (const line of describeMigrations(plan)) this.say(line.trim());
     for (const note of plan.notes) this.say(`note: ${note}`);
-    this.watchUserCode();
     const missing = this.missingDependencies();
     if (missing !== undefined) {
       this.io.err(
@@ -224,7 +222,7 @@ class DevSession {
     await this.stopService();
     if (this.stopping) return;
     this.say(restarting ? 'restarting the service' : 'starting the service');
-    const env = { ...(this.options.env ?? process.env) };
+    const env = { ...this.options.env };
     env['DATABASE_URL'] ??= DEFAULT_DATABASE_URL;
     const service = spawn(process.execPath, ['dist/server.js'], {
       cwd: this.outputDir,
@@ -257,44 +255,25 @@ class DevSession {
     clearTimeout(timer);
   }
 
-  /** Schema files and the REST config: watched through their folders, so editors that save by replacing the file are seen too. */
-  private watchInputs(inputs: readonly string[]): void {
-    const byDir = new Map<string, Set<string>>();
-    for (const file of inputs.map((input) => resolve(input))) {
-      const names = byDir.get(dirname(file)) ?? new Set<string>();
-      names.add(basename(file));
-      byDir.set(dirname(file), names);
-    }
-    for (const [dir, names] of byDir) {
-      this.watch(dir, (name) => (names.has(name) ? join(dir, name) : undefined), false);
-    }
-  }
-
-  /** The user's files in the service: a change there rebuilds and restarts. */
-  private watchUserCode(): void {
-    if (this.watchingUserCode) return;
-    this.watchingUserCode = true;
+  /**
+   * Watches the inputs and the user's files in the service (`src/hooks/*.ts`, `src/server.ts`: a
+   * change there rebuilds and restarts). chokidar sees editors that save by replacing the file,
+   * and folders that appear only later (no `src/hooks` before the first valid schema).
+   */
+  private async watchFiles(inputs: readonly string[]): Promise<void> {
+    const files = new Set(inputs.map((input) => resolve(input)));
     const src = join(this.outputDir, 'src');
-    this.watch(
-      join(src, 'hooks'),
-      (name) => (name.endsWith('.ts') ? join(src, 'hooks', name) : undefined),
-      true,
-    );
-    this.watch(src, (name) => (name === 'server.ts' ? join(src, name) : undefined), true);
-  }
-
-  private watch(dir: string, pick: (name: string) => string | undefined, userCode: boolean): void {
-    let watcher: FSWatcher;
-    try {
-      watcher = watch(dir, (_event, name) => {
-        const file = name === null ? undefined : pick(name.toString());
-        if (file !== undefined) void this.changed(file, userCode);
-      });
-    } catch {
-      return; // the folder does not exist (yet); nothing to watch there
-    }
-    watcher.on('error', () => {});
-    this.watchers.push(watcher);
+    const hooks = join(src, 'hooks');
+    const server = join(src, 'server.ts');
+    const watcher = watch([...files, hooks, server], { ignoreInitial: true, depth: 0 });
+    this.watcher = watcher;
+    watcher.on('all', (_event, path) => {
+      const file = resolve(path);
+      const userCode = file === server || (dirname(file) === hooks && file.endsWith('.ts'));
+      if (userCode || files.has(file)) void this.changed(file, userCode);
+    });
+    watcher.on('error', () => {}); // a watch that fails leaves dev running, just not watching
+    await new Promise<void>((ready) => watcher.once('ready', () => ready()));
   }
 
   private async changed(file: string, userCode: boolean): Promise<void> {
@@ -303,6 +282,8 @@ class DevSession {
     this.seen.set(file, text);
     if (this.stopping) return;
     if (userCode) this.userCodeChanged = true;
+    // A save often arrives as several events (and an editor may write several files): one cycle
+    // after a quiet spell. chokidar's own awaitWriteFinish polls file sizes, slower than this.
     clearTimeout(this.timer);
     this.timer = setTimeout(() => void this.runCycle(), this.options.debounceMs ?? 150);
   }
@@ -337,7 +318,7 @@ class DevSession {
   private async shutdown(): Promise<void> {
     this.stopping = true;
     clearTimeout(this.timer);
-    for (const watcher of this.watchers) watcher.close();
+    await this.watcher?.close();
     this.build?.kill('SIGTERM');
     await this.current;
     await this.stopService();

@@ -1,27 +1,16 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import Handlebars from 'handlebars';
-import type { EntityAccess } from '../access/index.js';
-import type { EntityModel, FieldModel, SchemaModel, TypeModel } from '../model/types.js';
-import type { JsonValue } from '../schema/types.js';
-import { DEFAULT_ENTITY_REST_CONFIG, type EntityRestConfig } from '../restconfig/index.js';
+import type {
+  EntityModel,
+  FieldModel,
+  ServedEntity,
+  ServiceModel,
+  TypeModel,
+} from '../model/types.js';
 import type { EmitOptions } from './options.js';
-import { generatorVersion, packageRoot } from './paths.js';
-import { loadTemplates, templateHelpers, type Template } from './templates.js';
-import {
-  arrayLiteral,
-  arrowFunction,
-  call,
-  declaration,
-  importDeclaration,
-  jsonLiteral,
-  objectLiteral,
-  printDoc,
-  property,
-  stringLiteral,
-} from './layout/typescript.js';
-import { emitEntityTypes } from './types-emitter.js';
-import { definitionView, sortImportNames } from './view.js';
+import { openApiDocument } from './openapi.js';
+import { REGENERATE_COMMAND } from './options.js';
+import { generatorVersion } from './paths.js';
+import { ModuleScope } from './scope.js';
+import { loadTemplates } from './templates.js';
 
 export {
   DRIVER_CHOICES,
@@ -42,6 +31,12 @@ export interface EmittedFile {
   readonly contents: string;
   /** Schema files the file was generated from (for its header). */
   readonly sources: readonly string[];
+  /**
+   * Short hash of what the file was generated from (for its header): the entity's document for an
+   * entity's files, so that changing one entity changes only its files' headers; the whole schema
+   * otherwise.
+   */
+  readonly hash: string;
   readonly owner: FileOwner;
 }
 
@@ -77,67 +72,73 @@ const SERVICE_DEPENDENCIES = {
 };
 
 /**
- * Emits every file of the service from the model: templates, laid out by ./layout. `accessText`
- * is the access file as written, shown in the README.
+ * Emits every file of the service from the model with the templates. The TypeScript comes out
+ * unformatted; the format step (./format.ts) lays it out. `accessText` is the access file as
+ * written, shown in the README.
  */
 export function emitService(
-  model: SchemaModel,
+  model: ServiceModel,
   options: EmitOptions,
-  restConfigs: ReadonlyMap<string, EntityRestConfig> = new Map(),
-  access?: ReadonlyMap<string, EntityAccess>,
-  accessText?: string,
+  accessText = '',
 ): EmittedFile[] {
-  const restConfigOf = (entity: EntityModel): EntityRestConfig =>
-    restConfigs.get(entity.name) ?? DEFAULT_ENTITY_REST_CONFIG;
   const templates = loadTemplates();
-  const userTemplates = loadUserTemplates();
   const all = model.sourceFiles;
   const files: EmittedFile[] = [];
   const owner = 'generator';
   for (const entity of model.entities) {
     const dir = `src/entities/${entity.fileName}`;
     const sources = [entity.sourceFile];
+    const hash = entity.documentHash;
     files.push(
-      {
-        path: `${dir}/types.ts`,
-        contents: emitEntityTypes(entity),
-        sources,
-        owner,
-      },
       {
         path: `${dir}/definition.ts`,
         contents: templates.entityDefinition(definitionView(entity)),
         sources,
+        hash,
+        owner,
+      },
+      {
+        path: `${dir}/client.ts`,
+        contents: templates.entityClient(entityClientView(entity)),
+        sources,
+        hash,
         owner,
       },
       {
         path: `${dir}/routes.ts`,
-        contents: templates.entityRoutes(
-          routesView(entity, restConfigOf(entity), access?.get(entity.name)),
-        ),
+        contents: templates.entityRoutes(routesView(entity)),
         sources,
+        hash,
         owner,
       },
       {
         path: hooksPath(entity),
-        contents: moveLongObjectDown(userTemplates.hooks(entity)),
+        contents: templates.hooks(hooksView(entity)),
         sources,
+        hash,
         owner: 'user',
       },
     );
   }
   const title = serviceTitle(options.outputDir);
-  const serviceView = { entities: model.entities, ...serviceDeclarations(model, restConfigOf) };
+  const hash = model.shortHash;
   files.push(
-    { path: 'src/app.ts', contents: templates.app({ title }), sources: all, owner },
-    { path: 'src/service.ts', contents: templates.service(serviceView), sources: all, owner },
-    { path: 'src/server.ts', contents: templates.server({}), sources: all, owner: 'user' },
-    { path: 'tsconfig.json', contents: templates.tsconfig({}), sources: all, owner },
-    { path: '.gitignore', contents: GITIGNORE, sources: all, owner: 'user' },
+    { path: 'src/app.ts', contents: templates.app({ title }), sources: all, hash, owner },
+    {
+      path: 'src/client.ts',
+      contents: templates.client(model),
+      sources: all,
+      hash,
+      owner,
+    },
+    { path: 'src/service.ts', contents: templates.service(model), sources: all, hash, owner },
+    { path: 'src/server.ts', contents: templates.server({}), sources: all, hash, owner: 'user' },
+    { path: 'tsconfig.json', contents: templates.tsconfig({}), sources: all, hash, owner },
+    { path: '.gitignore', contents: GITIGNORE, sources: all, hash, owner: 'user' },
     {
       path: 'package.json',
       contents: templates.packageJson({
-        headerLine: headerLine(model, all),
+        headerLine: headerLine(hash, all),
         packageName: packageName(options.outputDir),
         description: `REST service for ${model.entities.map((entity) => entity.name).join(', ')}`,
         runtimeSpec: options.runtimeSpec ?? `^${generatorVersion()}`,
@@ -146,6 +147,22 @@ export function emitService(
         ...SERVICE_DEPENDENCIES,
       }),
       sources: all,
+      hash,
+      owner,
+    },
+    {
+      path: 'openapi.json',
+      contents: `${JSON.stringify(
+        {
+          // JSON has no comments: the header is an extension member, which OpenAPI allows.
+          'x-generated': `${headerLine(hash, all)} Regenerate: ${REGENERATE_COMMAND}`,
+          ...openApiDocument(model, title),
+        },
+        null,
+        2,
+      )}\n`,
+      sources: all,
+      hash,
       owner,
     },
     {
@@ -155,11 +172,12 @@ export function emitService(
         sourceList: all.map((file) => `\`${file}\``).join(', '),
         entities: model.entities.map(readmeEntityView),
         access:
-          access === undefined || options.accessFile === undefined
-            ? undefined
-            : readmeAccessView(model, access, options.accessFile, accessText ?? ''),
+          model.accessControlled && options.accessFile !== undefined
+            ? readmeAccessView(model, options.accessFile, accessText)
+            : undefined,
       }),
       sources: all,
+      hash,
       owner,
     },
   );
@@ -171,202 +189,241 @@ export function hooksPath(entity: EntityModel): string {
   return `src/hooks/${entity.fileName}.ts`;
 }
 
-/** Templates of the user-owned starter files, compiled once per process like the others. */
-interface UserTemplates {
-  readonly hooks: Template;
-}
-
-let userTemplatesCache: UserTemplates | undefined;
-
-function loadUserTemplates(): UserTemplates {
-  if (userTemplatesCache !== undefined) return userTemplatesCache;
-  const handlebars = Handlebars.create();
-  for (const [name, helper] of Object.entries(templateHelpers))
-    handlebars.registerHelper(name, helper);
-  const compile = (file: string): Template => {
-    const text = readFileSync(join(packageRoot(), 'templates', file), 'utf8');
-    const template = handlebars.compile(text, { noEscape: true, strict: true });
-    return (view) => template(view);
-  };
-  userTemplatesCache = { hooks: compile('user/hooks.ts.hbs') };
-  return userTemplatesCache;
-}
-
-/**
- * Prettier's layout for an `export const name: Type = {` line wider than 100 columns (very long
- * entity names): the object literal moves to the next line, indented.
- */
-function moveLongObjectDown(text: string): string {
-  const lines = text.split('\n');
-  const head = lines.findIndex((line) => line.startsWith('export const ') && line.endsWith(' = {'));
-  const end = lines.indexOf('};', head);
-  if (head < 0 || end < 0 || (lines[head] as string).length <= 100) return text;
-  const inner = lines.slice(head + 1, end).map((line) => (line === '' ? '' : `  ${line}`));
-  return [
-    ...lines.slice(0, head),
-    (lines[head] as string).slice(0, -2),
-    '  {',
-    ...inner,
-    '  };',
-    ...lines.slice(end + 1),
-  ].join('\n');
-}
-
 /** The first header line every generated file carries. */
-export function headerLine(model: SchemaModel, sources: readonly string[]): string {
-  return `Code generated by entity-gen from ${sources.join(', ')} (schema ${model.shortHash}). DO NOT EDIT.`;
+export function headerLine(hash: string, sources: readonly string[]): string {
+  return `Code generated by entity-gen from ${sources.join(', ')} (schema ${hash}). DO NOT EDIT.`;
 }
 
-/** A route handler of routes.ts: the runtime operation it calls, or `forbidden`. */
-interface HandlerSpec {
-  readonly member: 'list' | 'count' | 'insert' | 'get' | 'replace' | 'patch' | 'remove';
-  readonly method: string;
-  readonly operation: string;
-  readonly params: string;
-  readonly extra: readonly string[];
+/** Runtime exports a generated validator module may call, by name. */
+const RUNTIME_CONVERTERS = new Set([
+  'arrayOf',
+  'dictionaryOf',
+  'enumConverter',
+  'selectConverter',
+  'toAny',
+  'toB64Image',
+  'toBoolean',
+  'toDate',
+  'toDateTime',
+  'toDecimal',
+  'toDouble',
+  'toGeohashLocation',
+  'toInteger',
+  'toRefInteger',
+  'toRefText',
+  'toText',
+]);
+
+/** What `definition.ts` prints: the document, the validator, and what they import. */
+function definitionView(entity: ServedEntity): object {
+  const fields = allFields(entity.fields);
+  const types = [entity.typeName, ...entity.objectReaders.map((reader) => reader.typeName)].sort();
+  const fieldSets = [
+    { name: `${entity.camelName}Fields`, fields: entity.fields.map((field) => field.name) },
+    ...entity.objectReaders.map((reader) => ({
+      name: reader.fieldSetName,
+      fields: reader.fields.map((field) => field.name),
+    })),
+  ];
+  const readerName = `read${entity.typeName}`;
+  const scope = new ModuleScope([
+    ...types,
+    'document',
+    ...fieldSets.map((set) => set.name),
+    ...entity.constants.map((constant) => constant.name),
+    readerName,
+    ...entity.objectReaders.map((reader) => reader.functionName),
+    `${entity.camelName}Definition`,
+  ]);
+  /** A converter or factory: a runtime export (imported), else one of the module's constants. */
+  const local = (name: string): string => (RUNTIME_CONVERTERS.has(name) ? scope.value(name) : name);
+  const keyParts = entity.keyFields.length > 1 ? entity.keyFields : [];
+  const rt = {
+    EntityDefinition: scope.type('EntityDefinition'),
+    EntityDocument: scope.type('EntityDocument'),
+    Issue: scope.type('Issue'),
+    IssuePath: entity.objectReaders.length > 0 ? scope.type('IssuePath') : '',
+    defineEntity: scope.value('defineEntity'),
+    readRecordBody: scope.value('readRecordBody'),
+    RECORD_ROOT: scope.value('RECORD_ROOT'),
+    rejectUnknownFields: scope.value('rejectUnknownFields'),
+    toObjectBody: entity.objectReaders.length > 0 ? scope.value('toObjectBody') : '',
+    checkKeyPart: keyParts.length > 0 ? scope.value('checkKeyPart') : '',
+  };
+  const missing = fields.some((field) => field.required) ? scope.value('missing') : '';
+  const fieldView = (field: FieldModel): object => ({
+    ...field,
+    converter: local(field.converter),
+    missing,
+    recordMember: field.variable === field.name ? field.name : `${field.name}: ${field.variable}`,
+  });
+  const constants = entity.constants.map((constant) => ({
+    name: constant.name,
+    factory: scope.value(constant.factory),
+    argument:
+      typeof constant.argument === 'string'
+        ? local(constant.argument)
+        : JSON.stringify(constant.argument),
+  }));
+  const view = {
+    name: entity.name,
+    typeName: entity.typeName,
+    camelName: entity.camelName,
+    readerName,
+    recordFieldSet: `${entity.camelName}Fields`,
+    lkSeparator: entity.lkSeparator,
+    document: entity.document,
+    integerKeyed: entity.integerKeyed,
+    rt,
+    typeImports: types.join(', '),
+    fieldSets,
+    constants,
+    fields: entity.fields.map(fieldView),
+    requiredVariables: requiredVariables(entity.fields),
+    keyParts,
+    objectReaders: entity.objectReaders.map((reader) => ({
+      ...reader,
+      fields: reader.fields.map(fieldView),
+      requiredVariables: requiredVariables(reader.fields),
+    })),
+  };
+  // Last: every runtime name the module uses has been asked for.
+  return { ...view, runtimeImports: scope.specifiers().join(', ') };
 }
 
-const HANDLERS: readonly HandlerSpec[] = [
-  {
-    member: 'list',
-    method: 'GET_LIST',
-    operation: 'listRecords',
-    params: '(ctx, data)',
-    extra: ['restConfig'],
-  },
-  {
-    member: 'count',
-    method: 'GET_LIST',
-    operation: 'countRecords',
-    params: '(ctx, data)',
-    extra: ['restConfig'],
-  },
-  {
-    member: 'insert',
-    method: 'NEW',
-    operation: 'insertRecords',
-    params: '(ctx, data)',
-    extra: ['hooks'],
-  },
-  {
-    member: 'get',
-    method: 'GET_BYID',
-    operation: 'getRecord',
-    params: '(ctx, data, id)',
-    extra: ['id'],
-  },
-  {
-    member: 'replace',
-    method: 'UPDATE',
-    operation: 'replaceRecord',
-    params: '(ctx, data, id)',
-    extra: ['id', 'hooks'],
-  },
-  {
-    member: 'patch',
-    method: 'UPDATE',
-    operation: 'patchRecord',
-    params: '(ctx, data, id)',
-    extra: ['id', 'hooks'],
-  },
-  {
-    member: 'remove',
-    method: 'DELETE',
-    operation: 'deleteRecord',
-    params: '(ctx, data, id)',
-    extra: ['id', 'hooks'],
-  },
-];
+function requiredVariables(fields: readonly FieldModel[]): string[] {
+  return fields.filter((field) => field.required).map((field) => field.variable);
+}
 
-/** What the routes template reads: the handlers the REST configuration allows, laid out. */
-function routesView(
-  entity: EntityModel,
-  config: EntityRestConfig,
-  access: EntityAccess | undefined,
-): object {
-  const allowed = new Set<string>(config.allowedMethods);
-  const restConfigName = `${entity.camelName}RestConfig`;
-  const imports = new Set(['type DataRoutes', 'type RestConfig']);
-  if (access !== undefined) imports.add('type AccessRules');
-  const handlers: Record<string, string> = {};
-  for (const spec of HANDLERS) {
-    const handler = allowed.has(spec.method)
-      ? arrowFunction(
-          spec.params,
-          call(spec.operation, [
-            'ctx',
-            'data',
-            'definition',
-            ...spec.extra.map((name) => (name === 'restConfig' ? restConfigName : name)),
-          ]),
-          'expression',
-        )
-      : call('forbidden', ['definition', stringLiteral(spec.method)]);
-    imports.add(allowed.has(spec.method) ? spec.operation : 'forbidden');
-    handlers[spec.member] = printDoc([property(spec.member, handler), ','], { column: 2 });
-  }
-  const runtimeImports = sortImportNames([...imports]);
+/** What `routes.ts` prints: the REST configuration, the access rules and the route table. */
+function routesView(entity: ServedEntity): object {
+  const scope = new ModuleScope([
+    entity.typeName,
+    'hooks',
+    'definition',
+    `${entity.camelName}RestConfig`,
+    `${entity.camelName}Access`,
+    `create${entity.typeName}Router`,
+    `${entity.camelName}Routes`,
+  ]);
+  const rt = {
+    DataContext: scope.type('DataContext'),
+    DataRoutes: scope.type('DataRoutes'),
+    EntityRouter: scope.type('EntityRouter'),
+    RestConfig: scope.type('RestConfig'),
+    AccessRules: entity.access === undefined ? '' : scope.type('AccessRules'),
+    entityRouter: scope.value('entityRouter'),
+    recordId: entity.routes.some((route) => route.takesId) ? scope.value('recordId') : '',
+  };
+  const routes = entity.routes.map((route) => ({
+    ...route,
+    operation: scope.value(route.operation),
+    routerMethod: route.method.toLowerCase(),
+  }));
   return {
     ...entity,
-    runtimeImport: printDoc(importDeclaration(runtimeImports, '@entity-gen/runtime')),
-    hooksImport: printDoc(
-      importDeclaration([`${entity.camelName}Hooks as hooks`], `../../hooks/${entity.fileName}.js`),
-    ),
-    restConfigDeclaration: printDoc(
-      declaration(
-        `export const ${restConfigName}: RestConfig`,
-        jsonLiteral(config as unknown as JsonValue),
-      ),
-    ),
-    accessDeclaration:
-      access === undefined
+    rt,
+    runtimeImports: scope.specifiers().join(', '),
+    accessRules:
+      entity.access === undefined
         ? undefined
-        : printDoc(
-            declaration(
-              `export const ${entity.camelName}Access: AccessRules`,
-              jsonLiteral({
-                ...access.methods,
-                ...(access.owner === undefined ? {} : { owner: access.owner }),
-              }),
-            ),
-          ),
-    ownerField: access?.owner,
-    handlers,
+        : {
+            ...entity.access.methods,
+            ...(entity.access.owner === undefined ? {} : { owner: entity.access.owner }),
+          },
+    routes,
   };
 }
 
-/** What the service template reads: every entity's tables, routes, schema and REST config. */
-function serviceDeclarations(
-  model: SchemaModel,
-  restConfigOf: (entity: EntityModel) => EntityRestConfig,
-): { tablesDeclaration: string; serviceDeclaration: string } {
-  const entities = model.entities;
-  const tables = declaration(
-    'export const tables: readonly TableDescriptor[]',
-    arrayLiteral(entities.map((entity) => `${entity.camelName}Table`)),
+/** What the starter hooks file prints: the entity, and the runtime's `EntityHooks` type. */
+function hooksView(entity: ServedEntity): object {
+  const scope = new ModuleScope([entity.typeName, `${entity.camelName}Hooks`]);
+  const entityHooks = scope.type('EntityHooks');
+  // `import type { … }` already says they are types.
+  const runtimeImports = scope.specifiers().map((specifier) => specifier.replace(/^type /, ''));
+  return { ...entity, entityHooks, runtimeImports: runtimeImports.join(', ') };
+}
+
+/** What an entity's `client.ts` prints: its filter and order types, and its accessor. */
+function entityClientView(entity: ServedEntity): object {
+  const scope = new ModuleScope(
+    ['', 'Input', 'Patch', 'Where', 'Order', 'Accessor']
+      .map((suffix) => `${entity.typeName}${suffix}`)
+      .concat(`${entity.camelName}Accessor`),
   );
-  const service = declaration(
-    'export const service: ServiceDefinition',
-    objectLiteral([
-      property('schemaHash', stringLiteral(model.hash), 'string'),
-      property('routes', arrayLiteral(entities.map((entity) => `${entity.camelName}Routes`))),
-      property(
-        'entities',
-        objectLiteral(
-          entities.map((entity) =>
-            property(
-              entity.name,
-              objectLiteral([
-                property('schema', jsonLiteral(entity.document)),
-                property('restConfig', jsonLiteral(restConfigOf(entity) as unknown as JsonValue)),
-              ]),
-            ),
-          ),
-        ),
-      ),
-    ]),
-  );
-  return { tablesDeclaration: printDoc(tables), serviceDeclaration: printDoc(service) };
+  const where = entity.filterable.map((filter) => {
+    const type = filterType(filter.type);
+    const generic = type.indexOf('<');
+    const name = generic < 0 ? type : type.slice(0, generic);
+    return {
+      key: /^[A-Za-z_$][\w$]*$/.test(filter.path) ? filter.path : `'${filter.path}'`,
+      type: `${scope.type(name)}${generic < 0 ? '' : type.slice(generic)}`,
+    };
+  });
+  const rt = {
+    EntityAccessor: scope.type('EntityAccessor'),
+    entityAccessor: scope.value('entityAccessor'),
+    Transport: scope.type('Transport'),
+  };
+  return {
+    ...entity,
+    rt,
+    where,
+    order:
+      entity.sortable.length === 0
+        ? 'never'
+        : entity.sortable.flatMap((name) => [`'${name}'`, `'-${name}'`]).join(' | '),
+    runtimeImports: scope.specifiers().join(', '),
+  };
+}
+
+/** The filter type of a field: which operators it takes, and its values' type. */
+function filterType(model: TypeModel): string {
+  if (model.type === 'ARRAY' && model.element !== undefined)
+    return `MembershipFilter<${filterValueType(model.element)}>`;
+  switch (model.type) {
+    case 'BOOL':
+      return 'EqualityFilter<boolean>';
+    case 'STRING':
+    case 'ENUM':
+    case 'SELECT':
+      return model.values === undefined ? 'TextFilter' : `TextFilter<${filterValueType(model)}>`;
+    case 'ENTITY_REF':
+      return model.converter === 'toRefInteger' ? 'OrderedFilter<number>' : 'TextFilter';
+    default:
+      return `OrderedFilter<${filterValueType(model)}>`;
+  }
+}
+
+/** The type of a filter's values. */
+function filterValueType(model: TypeModel): string {
+  if (model.values !== undefined)
+    return model.values.map((value) => JSON.stringify(value)).join(' | ');
+  switch (model.type) {
+    case 'INTEGER':
+    case 'DOUBLE':
+      return 'number';
+    case 'DECIMAL':
+      return 'string | number';
+    case 'BOOL':
+      return 'boolean';
+    case 'ENTITY_REF':
+      return model.converter === 'toRefInteger' ? 'number' : 'string';
+    default:
+      return 'string';
+  }
+}
+
+/** Every field, nested ones included. */
+function allFields(fields: readonly FieldModel[]): FieldModel[] {
+  return fields.flatMap((field) => [field, ...allFields(nestedFields(field))]);
+}
+
+function nestedFields(model: TypeModel): readonly FieldModel[] {
+  return [
+    ...(model.fields ?? []),
+    ...(model.element === undefined ? [] : nestedFields(model.element)),
+  ];
 }
 
 /** Roles every principal has or that need none: not worth putting into an example token. */
@@ -377,30 +434,24 @@ const IMPLICIT_ROLES: readonly string[] = ['public', 'authenticated'];
  * code), and what its token example uses: a role the file names (preferably one that creates
  * records) and an entity to list (preferably one with an owner rule that needs credentials).
  */
-function readmeAccessView(
-  model: SchemaModel,
-  access: ReadonlyMap<string, EntityAccess>,
-  file: string,
-  text: string,
-): object {
-  const roles = (list: readonly string[]): string =>
-    list.length === 0 ? 'nobody' : list.map((role) => `\`${role}\``).join(', ');
-  const entities = model.entities.map((entity) => {
-    const rules = access.get(entity.name);
-    return {
-      name: entity.name,
-      GET_LIST: roles(rules?.methods.GET_LIST ?? []),
-      GET_BYID: roles(rules?.methods.GET_BYID ?? []),
-      NEW: roles(rules?.methods.NEW ?? []),
-      UPDATE: roles(rules?.methods.UPDATE ?? []),
-      DELETE: roles(rules?.methods.DELETE ?? []),
-      owner: rules?.owner === undefined ? '' : `\`${rules.owner}\``,
-    };
-  });
+function readmeAccessView(model: ServiceModel, file: string, text: string): object {
+  const roles = (list: readonly string[] | undefined): string =>
+    list === undefined || list.length === 0
+      ? 'nobody'
+      : list.map((role) => `\`${role}\``).join(', ');
+  const entities = model.entities.map((entity) => ({
+    name: entity.name,
+    GET_LIST: roles(entity.access?.methods.GET_LIST),
+    GET_BYID: roles(entity.access?.methods.GET_BYID),
+    NEW: roles(entity.access?.methods.NEW),
+    UPDATE: roles(entity.access?.methods.UPDATE),
+    DELETE: roles(entity.access?.methods.DELETE),
+    owner: entity.access?.owner === undefined ? '' : `\`${entity.access.owner}\``,
+  }));
   // The token matters most where listing needs credentials, and shows the owner rule if any.
-  const needsToken = (entity: EntityModel): boolean =>
-    !(access.get(entity.name)?.methods.GET_LIST ?? []).includes('public');
-  const owned = (entity: EntityModel): boolean => access.get(entity.name)?.owner !== undefined;
+  const needsToken = (entity: ServedEntity): boolean =>
+    !(entity.access?.methods.GET_LIST ?? []).includes('public');
+  const owned = (entity: ServedEntity): boolean => entity.access?.owner !== undefined;
   const example =
     model.entities.find((entity) => owned(entity) && needsToken(entity)) ??
     model.entities.find(owned) ??
@@ -415,8 +466,11 @@ function readmeAccessView(
         (role) =>
           !IMPLICIT_ROLES.includes(role) && (admin || role !== 'admin') && /^[\w.:-]+$/.test(role),
       );
-  const news = [...access.values()].map((rule) => rule.methods.NEW);
-  const all = [...access.values()].flatMap((rule) => Object.values(rule.methods));
+  const rules = model.entities.flatMap((entity) =>
+    entity.access === undefined ? [] : [entity.access],
+  );
+  const news = rules.map((rule) => rule.methods.NEW);
+  const all = rules.flatMap((rule) => Object.values(rule.methods));
   const role = named(news, false) ?? named(all, false) ?? named(all, true);
   const trimmed = text.trimEnd();
   return {
@@ -436,16 +490,21 @@ function readmeAccessView(
   };
 }
 
-function readmeEntityView(entity: EntityModel): object {
+function readmeEntityView(entity: ServedEntity): object {
+  const keys = entity.keyFields.map((field) => `\`${field.name}\``);
   return {
     ...entity,
     displayName: entity.displayName,
     description: entity.description,
-    lkValue: entity.lkValue,
-    idDescription:
-      entity.lk.length === 1
-        ? `\`${entity.lk[0]}\``
-        : `${entity.lk.map((name) => `\`${name}\``).join(` ${JSON.stringify(entity.lkSeparator)} `)}`,
+    idSentence: entity.singleRecord
+      ? `Its one record has the id \`${entity.lkValue ?? ''}\`.`
+      : keys.length === 1
+        ? `A record's id is its ${keys[0] ?? ''}.`
+        : `A record's id is ${keys.join(', ')} joined by \`${entity.lkSeparator}\`.`,
+    routes: entity.routes.map((route) => ({
+      ...route,
+      capitalizedSummary: route.summary.charAt(0).toUpperCase() + route.summary.slice(1),
+    })),
     fields: entity.fields.map((field) => ({ ...field, typeLabel: typeLabel(field) })),
   };
 }

@@ -1,11 +1,113 @@
 /**
- * The last step of every generated file. The templates and ./layout write the final layout
- * themselves (prettier's style: printWidth 100, single quotes, trailing commas; a test runs
- * prettier over the golden output to keep it so), so no formatter runs here: that cost about
- * 8 ms per file, most of a run on a large schema (docs/benchmarks.md). What is left is tidying
- * what a template's conditional blocks leave behind: runs of blank lines and trailing spaces.
+ * The format step: the templates write code text without caring for line breaks, and one pass of
+ * Biome's formatter lays out every TypeScript file in the project's style — printWidth 100, single
+ * quotes, trailing commas, as `.prettierrc.json` says for this repository (./formatter.ts runs
+ * Biome). A file whose emitted text is the same as at the last generation (its hash is in the
+ * manifest) keeps the formatted text it has, so a regeneration formats only what changed.
  */
-export function finishFile(contents: string): string {
+import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
+import type { FileOwner } from './emit.js';
+
+/** A file of the output before formatting. */
+export interface UnformattedFile {
+  readonly path: string;
+  readonly contents: string;
+  readonly owner: FileOwner;
+  /**
+   * What the file is made from, when that is cheaper to hash than the text is to make (the JSON
+   * Schema a `types.ts` is compiled from): the cache key instead of the emitted text's hash.
+   */
+  readonly madeFrom?: string;
+}
+
+/**
+ * The previous generation's formatted files that may be reused: by path, the hash of the text
+ * the templates emitted then and the formatted text now on disk.
+ */
+export type FormatCache = ReadonlyMap<
+  string,
+  { readonly emitted: string; readonly formatted: string }
+>;
+
+/**
+ * Biome's configuration for the generated code. Its version (package.json pins it exactly, so
+ * every teammate formats alike) and this configuration are part of every cache key: a change
+ * reformats everything.
+ */
+export const BIOME_CONFIGURATION = {
+  // Generated files may be large (an entity of many fields); Biome skips files over 1 MiB unless told.
+  files: { maxSize: 64 * 1024 * 1024 },
+  formatter: { indentStyle: 'space', indentWidth: 2, lineWidth: 100, lineEnding: 'lf' },
+  javascript: {
+    formatter: {
+      quoteStyle: 'single',
+      trailingCommas: 'all',
+      semicolons: 'always',
+      arrowParentheses: 'always',
+      bracketSpacing: true,
+      quoteProperties: 'asNeeded',
+    },
+  },
+} as const;
+
+/**
+ * Formats the TypeScript files (the others are only tidied) and returns them with, for each
+ * formatted file, the hash of its emitted text for the manifest.
+ */
+export async function formatFiles(
+  files: readonly UnformattedFile[],
+  cache: FormatCache,
+): Promise<{ files: UnformattedFile[]; emitted: Map<string, string> }> {
+  const emitted = new Map<string, string>();
+  const results = new Map<string, string>();
+  const todo: { path: string; contents: string }[] = [];
+  for (const file of files) {
+    if (!file.path.endsWith('.ts')) {
+      results.set(file.path, tidy(file.contents));
+      continue;
+    }
+    const key = emittedHash(file.madeFrom ?? file.contents);
+    if (file.owner === 'generator') emitted.set(file.path, key);
+    const cached = cache.get(file.path);
+    if (cached !== undefined && cached.emitted === key) results.set(file.path, cached.formatted);
+    else todo.push({ path: file.path, contents: file.contents });
+  }
+  for (const [path, formatted] of await formatTypeScript(todo)) results.set(path, formatted);
+  return {
+    files: files.map(({ madeFrom: _key, ...file }) => ({
+      ...file,
+      contents: results.get(file.path) ?? file.contents,
+    })),
+    emitted,
+  };
+}
+
+/** The Biome release the generator depends on (exactly). */
+const BIOME_VERSION = (
+  createRequire(import.meta.url)('@biomejs/biome/package.json') as { version: string }
+).version;
+
+/** The cache key of an emitted text: its hash together with the formatter's settings. */
+export function emittedHash(contents: string): string {
+  const hash = createHash('sha256');
+  hash.update(`biome ${BIOME_VERSION} ${JSON.stringify(BIOME_CONFIGURATION)}`);
+  hash.update('\0');
+  hash.update(contents, 'utf8');
+  return `sha256:${hash.digest('hex')}`;
+}
+
+/** Formats TypeScript sources with Biome, loaded only when there is something to format. */
+async function formatTypeScript(
+  files: readonly { path: string; contents: string }[],
+): Promise<Map<string, string>> {
+  if (files.length === 0) return new Map();
+  const { formatWithBiome } = await import('./formatter.js');
+  return formatWithBiome(files, BIOME_CONFIGURATION, process.env);
+}
+
+/** What every file gets, formatted or not: no trailing spaces, no runs of blank lines, one final newline. */
+export function tidy(contents: string): string {
   const lines = contents.split('\n').map((line) => line.trimEnd());
   return `${lines
     .join('\n')

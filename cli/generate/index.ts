@@ -1,9 +1,19 @@
-import { loadAccess, type AccessSource } from '../access/index.js';
+import { createRequire } from 'node:module';
+import type { AccessSource } from '../access/index.js';
 import type { Diagnostic } from '../diagnostics.js';
-import { normalize } from '../model/normalize.js';
-import type { SchemaModel } from '../model/types.js';
-import { loadRestConfig, type RestConfigSource } from '../restconfig/index.js';
-import { loadSchemas } from '../schema/index.js';
+import {
+  contentHash,
+  MANIFEST_FORMAT,
+  MANIFEST_PATH,
+  renderManifest,
+  type Invocation,
+  type Manifest,
+} from '../manifest/index.js';
+import { planMigrationFiles, type MigrationStep } from '../plan/migrations.js';
+import type { SchemaRename } from '../migrate/index.js';
+import { buildModel } from '../model/build.js';
+import type { SchemaModel, ServedEntity, ServiceModel } from '../model/types.js';
+import type { RestConfigSource } from '../restconfig/index.js';
 import type { SchemaSource } from '../schema/types.js';
 import {
   emitService,
@@ -12,7 +22,9 @@ import {
   type EmitOptions,
   type FileOwner,
 } from './emit.js';
-import { finishFile } from './format.js';
+import { emittedHash, formatFiles, type FormatCache, type UnformattedFile } from './format.js';
+import { entitySchemas } from './json-schema.js';
+import { compileRecordTypes, type TypesRequest } from './record-types.js';
 
 export {
   DRIVER_CHOICES,
@@ -24,82 +36,214 @@ export {
 
 /**
  * One file of the generated service: a path relative to the output folder, its text, and who owns
- * it (generator files are rewritten on every run, user files are only created when absent).
+ * it (generator files are rewritten on every run, user files are only created when absent; the
+ * manifest is the generator's record of the run).
  */
 export interface GeneratedFile {
   readonly path: string;
   readonly contents: string;
-  readonly owner: FileOwner;
+  readonly owner: FileOwner | 'manifest';
 }
 
-/** Outcome of `generate`: files when the input was valid, diagnostics otherwise. */
+/** What the output folder holds from an earlier generation. */
+export interface PreviousOutput {
+  /** Its manifest, when it has a usable one. */
+  readonly manifest?: Manifest;
+  /** File names in `migrations/`. */
+  readonly migrationFiles: readonly string[];
+  /** Text of the files the manifest lists, as they are now (to reuse their formatted text). */
+  readonly files: ReadonlyMap<string, string>;
+  /**
+   * The user's files that exist (`src/hooks/*.ts`, `src/server.ts`, `.gitignore`): they are kept
+   * as they are, so their starter text is not formatted.
+   */
+  readonly userFiles?: ReadonlySet<string>;
+}
+
+/** Everything a generation is made from. */
+export interface GenerateInput {
+  readonly sources: readonly SchemaSource[];
+  readonly restConfig?: RestConfigSource;
+  readonly access?: AccessSource;
+  readonly options: EmitOptions;
+  /** The previous generation of the output folder; none for a first one. */
+  readonly previous?: PreviousOutput;
+  /** Accept migrations that lose stored data. */
+  readonly allowDataLoss?: boolean;
+  /** The invocation to record in the manifest, for `generate` without arguments. */
+  readonly invocation?: Invocation;
+}
+
+/** Outcome of `generate`: the whole output when the input was valid, diagnostics otherwise. */
 export interface GenerateResult {
+  /**
+   * Every file of the output, sorted by path: the service, the new migration (if the schema
+   * change needs one) and the manifest. None when there are diagnostics.
+   */
   readonly files: readonly GeneratedFile[];
   readonly diagnostics: readonly Diagnostic[];
-  readonly model: SchemaModel | undefined;
+  readonly model: ServiceModel | undefined;
+  /** What the new migration does to stored data. */
+  readonly migrationSteps: readonly MigrationStep[];
+  /** Entity and field renames of the schema change, which the user's code follows. */
+  readonly renames: readonly SchemaRename[];
 }
 
 /**
- * The whole generator as a pure function: load → validate → normalize → emit. Returns
- * every file sorted by path, or the diagnostics and no files. Never touches the disk; what to do
- * with files already in the output folder is decided by `planOutput` (cli/plan).
+ * The whole generator as one pure function: load → validate → normalize → emit → format, plus
+ * the migration from the previous generation and the manifest of this one. Never touches the
+ * disk; what to do with the files already in the output folder is decided by `planOutput`
+ * (cli/plan). `generate`, `check`, `dev`, `validate` and the tests all call it.
  */
-export async function generate(
-  sources: readonly SchemaSource[],
-  options: EmitOptions,
-  restConfig?: RestConfigSource,
-  accessFile?: AccessSource,
-): Promise<GenerateResult> {
-  const loaded = loadSchemas(sources);
-  if (loaded.diagnostics.length > 0)
-    return { files: [], diagnostics: loaded.diagnostics, model: undefined };
-  const { model, diagnostics } = normalize(loaded.entities);
-  if (model === undefined) return { files: [], diagnostics, model: undefined };
-  const rest = loadRestConfig(restConfig, model);
-  if (rest.diagnostics.length > 0)
-    return { files: [], diagnostics: rest.diagnostics, model: undefined };
-  const access = loadAccess(accessFile, model);
-  if (access.diagnostics.length > 0)
-    return { files: [], diagnostics: access.diagnostics, model: undefined };
-  const emitOptions = {
-    ...options,
-    ...(restConfig === undefined || options.restConfigFile !== undefined
-      ? {}
-      : { restConfigFile: restConfig.file }),
-    ...(accessFile === undefined || options.accessFile !== undefined
-      ? {}
-      : { accessFile: accessFile.file }),
+export async function generate(input: GenerateInput): Promise<GenerateResult> {
+  const modelInput = { ...input, sourceNames: input.options.sourceNames };
+  let built = buildModel(modelInput);
+  if (built.model === undefined) return failed(built.diagnostics);
+  const previous = input.previous;
+  const planMigrations = (model: ServiceModel): ReturnType<typeof planMigrationFiles> =>
+    planMigrationFiles(previous?.manifest?.schema, model, {
+      allowDataLoss: input.allowDataLoss ?? false,
+      existingMigrations: previous?.migrationFiles ?? [],
+    });
+  let migrations = planMigrations(built.model);
+  if (migrations.diagnostics.length > 0 && !built.exactPositions) {
+    // Its problems point into the schema: build it again with positions to say where.
+    built = buildModel(modelInput, 'exact');
+    if (built.model === undefined) return failed(built.diagnostics);
+    migrations = planMigrations(built.model);
+  }
+  if (migrations.diagnostics.length > 0) return failed(migrations.diagnostics);
+  const model = built.model;
+
+  const options: EmitOptions = {
+    ...input.options,
+    ...(input.options.restConfigFile === undefined && input.restConfig !== undefined
+      ? { restConfigFile: input.restConfig.file }
+      : {}),
+    ...(input.options.accessFile === undefined && input.access !== undefined
+      ? { accessFile: input.access.file }
+      : {}),
   };
-  const named = withSourceNames(model, options.sourceNames);
-  const emitted = emitService(named, emitOptions, rest.configs, access.access, accessFile?.text);
-  const files = emitted.map((file) => ({
+  const emitted = emitService(model, options, input.access?.text).map((file) => ({
     path: file.path,
-    contents: finishFile(
+    owner: file.owner,
+    contents:
       file.owner === 'user'
         ? file.contents
-        : withHeader(file.path, file.contents, headerLine(named, file.sources)),
-    ),
-    owner: file.owner,
+        : withHeader(file.path, file.contents, headerLine(file.hash, file.sources)),
   }));
-  return { files, diagnostics: [], model: named };
+  const cache = formatCache(previous);
+  const types = await recordTypeFiles(model, cache);
+  const kept = previous?.userFiles ?? new Set<string>();
+  const formatted = await formatFiles(
+    [...emitted.filter((file) => !(file.owner === 'user' && kept.has(file.path))), ...types],
+    cache,
+  );
+  const keptFiles = emitted.filter((file) => file.owner === 'user' && kept.has(file.path));
+  const files: GeneratedFile[] = [
+    ...formatted.files,
+    ...keptFiles,
+    ...migrations.files.map((file) => ({ ...file, owner: 'generator' as const })),
+  ];
+  const manifest = manifestOf(model, files, formatted.emitted, input);
+  files.push({ path: MANIFEST_PATH, contents: renderManifest(manifest), owner: 'manifest' });
+  return {
+    files: files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)),
+    diagnostics: [],
+    model,
+    migrationSteps: migrations.steps,
+    renames: migrations.renames,
+  };
 }
 
-/** The model with its schema files named as generated files name them (see `sourceNames`). */
-function withSourceNames(
+/**
+ * `types.ts` of every entity, compiled from its JSON Schema (./record-types.ts) — except where
+ * the schema is the one the file on disk was made from: then the file stays as it is, and the
+ * compiler is not even loaded.
+ */
+async function recordTypeFiles(
+  model: ServiceModel,
+  cache: FormatCache,
+): Promise<UnformattedFile[]> {
+  const files: UnformattedFile[] = [];
+  const requests: TypesRequest[] = [];
+  const wanted = new Map<string, { path: string; madeFrom: string; entity: ServedEntity }>();
+  for (const entity of model.entities) {
+    const path = `src/entities/${entity.fileName}/types.ts`;
+    const { schemas } = entitySchemas(entity, (name) => `#/$defs/${name}`);
+    const madeFrom = `${RECORD_TYPES_COMPILER} ${JSON.stringify([...schemas])}`;
+    const cached = cache.get(path);
+    if (cached !== undefined && cached.emitted === emittedHash(madeFrom)) {
+      files.push({ path, contents: cached.formatted, owner: 'generator', madeFrom });
+    } else {
+      wanted.set(entity.name, { path, madeFrom, entity });
+      requests.push({ entity: entity.name, schemas });
+    }
+  }
+  const compiled = await compileRecordTypes(requests);
+  for (const [name, { path, madeFrom, entity }] of wanted) {
+    const header = headerLine(entity.documentHash, [entity.sourceFile]);
+    files.push({
+      path,
+      owner: 'generator',
+      madeFrom,
+      contents: withHeader(path, `${compiled.get(name) ?? ''}\n`, header),
+    });
+  }
+  return files;
+}
+
+/** The compiler of `types.ts` and its version: part of their cache key. */
+const RECORD_TYPES_COMPILER = `json-schema-to-typescript ${
+  (
+    createRequire(import.meta.url)('json-schema-to-typescript/package.json') as {
+      version: string;
+    }
+  ).version
+}`;
+
+/** The manifest of this generation: how it was made, its schema, and a hash per owned file. */
+function manifestOf(
   model: SchemaModel,
-  names: Readonly<Record<string, string>> | undefined,
-): SchemaModel {
-  if (names === undefined) return model;
-  const name = (file: string): string => names[file] ?? file;
-  return Object.freeze({
-    ...model,
-    sourceFiles: Object.freeze(model.sourceFiles.map(name)),
-    entities: Object.freeze(
-      model.entities.map((entity) =>
-        Object.freeze({ ...entity, sourceFile: name(entity.sourceFile) }),
-      ),
-    ),
-  });
+  files: readonly GeneratedFile[],
+  emitted: ReadonlyMap<string, string>,
+  input: GenerateInput,
+): Manifest {
+  const hashes: Record<string, string> = {};
+  for (const file of files)
+    if (file.owner === 'generator') hashes[file.path] = contentHash(file.contents);
+  // Migrations are append-only: the ones written earlier stay owned and listed.
+  for (const [path, hash] of Object.entries(input.previous?.manifest?.files ?? {}))
+    if (path.startsWith('migrations/') && hashes[path] === undefined) hashes[path] = hash;
+  return {
+    format: MANIFEST_FORMAT,
+    ...(input.invocation === undefined ? {} : { invocation: input.invocation }),
+    schemaHash: model.hash,
+    schema: model.entities.map((entity) => entity.document),
+    files: hashes,
+    emitted: Object.fromEntries(emitted),
+  };
+}
+
+/**
+ * The formatted text of the previous generation's files, by path, with the hash of what the
+ * templates had emitted for them: a file whose emitted text did not change is not formatted
+ * again. Only files still as the manifest recorded them count.
+ */
+function formatCache(previous: PreviousOutput | undefined): FormatCache {
+  const cache = new Map<string, { emitted: string; formatted: string }>();
+  const manifest = previous?.manifest;
+  if (manifest === undefined || previous === undefined) return cache;
+  for (const [path, emitted] of Object.entries(manifest.emitted ?? {})) {
+    const text = previous.files.get(path);
+    if (text !== undefined && contentHash(text) === manifest.files[path])
+      cache.set(path, { emitted, formatted: text });
+  }
+  return cache;
+}
+
+function failed(diagnostics: readonly Diagnostic[]): GenerateResult {
+  return { files: [], diagnostics, model: undefined, migrationSteps: [], renames: [] };
 }
 
 /**

@@ -1,12 +1,55 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import Handlebars from 'handlebars';
 import { packageRoot } from './paths.js';
+
+/** The width generated code is laid out to (the formatter's, which does not wrap comments). */
+const LINE_WIDTH = 100;
+
+/**
+ * A doc comment of `text`, wrapped to the line width at `indent` spaces: on one line when it
+ * fits, else one ` * ` line per wrapped line. Blank lines in `text` separate paragraphs; other
+ * line breaks are spaces.
+ */
+export function docComment(text: string, indent = 0): string {
+  const pad = ' '.repeat(indent);
+  const paragraphs = text
+    .replace(/\*\//g, '*\\/')
+    .split(/\n\s*\n/)
+    .map((paragraph) => paragraph.split(/\s+/).filter((word) => word !== ''))
+    .filter((words) => words.length > 0);
+  const single = paragraphs.length === 1 ? `${pad}/** ${paragraphs[0]!.join(' ')} */` : undefined;
+  if (single !== undefined && single.length <= LINE_WIDTH) return single;
+  const width = LINE_WIDTH - indent - 3;
+  const lines: string[] = [];
+  for (const [index, words] of paragraphs.entries()) {
+    if (index > 0) lines.push(`${pad} *`);
+    let line = '';
+    for (const word of words) {
+      if (line !== '' && line.length + 1 + word.length > width) {
+        lines.push(`${pad} * ${line}`);
+        line = word;
+      } else line = line === '' ? word : `${line} ${word}`;
+    }
+    lines.push(`${pad} * ${line}`);
+  }
+  return [`${pad}/**`, ...lines, `${pad} */`].join('\n');
+}
 
 /** Template helpers; templates only loop, test booleans and print, so this list stays short. */
 export const templateHelpers = {
   /** Prints a value as a JSON (and so TypeScript) literal. */
   json: (value: unknown): string => JSON.stringify(value),
+  /**
+   * `{{#doc}}…{{/doc}}` (each tag on a line of its own), `{{#doc indent=2}}…{{/doc}}`: the block
+   * as a wrapped doc comment, on the lines of the block.
+   */
+  doc(this: unknown, options: Handlebars.HelperOptions): string {
+    const indent = typeof options.hash['indent'] === 'number' ? options.hash['indent'] : 0;
+    return `${docComment(options.fn(this), indent)}\n`;
+  },
 };
 
 /** A compiled template: view model in, text out. */
@@ -16,37 +59,78 @@ export type Template = (view: object) => string;
 export interface Templates {
   readonly entityDefinition: Template;
   readonly entityRoutes: Template;
+  readonly entityClient: Template;
   readonly app: Template;
+  readonly client: Template;
   readonly service: Template;
   readonly server: Template;
   readonly packageJson: Template;
   readonly tsconfig: Template;
   readonly readme: Template;
+  /** The user's starter hooks file of an entity. */
+  readonly hooks: Template;
 }
+
+/** Where each template is, under `templates/`. */
+const TEMPLATE_FILES: Readonly<Record<keyof Templates, string>> = {
+  entityDefinition: 'entity/definition.ts.hbs',
+  entityRoutes: 'entity/routes.ts.hbs',
+  entityClient: 'entity/client.ts.hbs',
+  app: 'service/app.ts.hbs',
+  client: 'service/client.ts.hbs',
+  service: 'service/service.ts.hbs',
+  server: 'service/server.ts.hbs',
+  packageJson: 'service/package.json.hbs',
+  tsconfig: 'service/tsconfig.json.hbs',
+  readme: 'service/README.md.hbs',
+  hooks: 'user/hooks.ts.hbs',
+};
+
+/** The partials the templates use, by name. */
+const PARTIAL_FILES: Readonly<Record<string, string>> = { readField: 'partials/readField.hbs' };
+
+/** The options every template is compiled with (strict: a missing view property is an error). */
+const COMPILE_OPTIONS = { noEscape: true, strict: true } as const;
 
 let cached: Templates | undefined;
 
-/** Loads and compiles every template (strict: a missing view property is an error, not ""). */
+/**
+ * Loads every template: precompiled by the build (`precompiled-templates.cjs` next to this
+ * module in `dist/`), or compiled from `templates/*.hbs` when running from the sources.
+ */
 export function loadTemplates(): Templates {
   if (cached !== undefined) return cached;
   const handlebars = Handlebars.create();
   for (const [name, helper] of Object.entries(templateHelpers))
     handlebars.registerHelper(name, helper);
+  const precompiled = loadPrecompiled();
   const dir = join(packageRoot(), 'templates');
-  const read = (file: string): string => readFileSync(join(dir, file), 'utf8');
-  const compile = (file: string): Template => {
-    const template = handlebars.compile(read(file), { noEscape: true, strict: true });
-    return (view) => template(view);
+  const template = (file: string): HandlebarsTemplateDelegate => {
+    const spec = precompiled?.[file];
+    if (spec !== undefined) return handlebars.template(spec);
+    const text = readFileSync(join(dir, file), 'utf8');
+    return handlebars.compile(
+      file.startsWith('partials/') ? text.trimEnd() : text,
+      COMPILE_OPTIONS,
+    );
   };
-  cached = {
-    entityDefinition: compile('entity/definition.ts.hbs'),
-    entityRoutes: compile('entity/routes.ts.hbs'),
-    app: compile('service/app.ts.hbs'),
-    service: compile('service/service.ts.hbs'),
-    server: compile('service/server.ts.hbs'),
-    packageJson: compile('service/package.json.hbs'),
-    tsconfig: compile('service/tsconfig.json.hbs'),
-    readme: compile('service/README.md.hbs'),
-  };
+  for (const [name, file] of Object.entries(PARTIAL_FILES))
+    handlebars.registerPartial(name, template(file));
+  const templates: Partial<Record<keyof Templates, Template>> = {};
+  for (const [name, file] of Object.entries(TEMPLATE_FILES) as [keyof Templates, string][]) {
+    const compiled = template(file);
+    templates[name] = (view) => compiled(view);
+  }
+  cached = templates as Templates;
   return cached;
+}
+
+/** The build's precompiled templates, by file; `undefined` when running from the sources. */
+function loadPrecompiled(): Readonly<Record<string, TemplateSpecification>> | undefined {
+  const file = new URL('./precompiled-templates.cjs', import.meta.url);
+  if (!existsSync(file)) return undefined;
+  return createRequire(import.meta.url)(fileURLToPath(file)) as Record<
+    string,
+    TemplateSpecification
+  >;
 }

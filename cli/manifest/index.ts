@@ -9,9 +9,12 @@
  *                     "runtimeSpec": …, "driver": …},
  *      "schemaHash": "<sha-256 hex>",
  *      "schema": [<ENTITY documents as written, sorted by entity name>],
- *      "files": {"<path>": "sha256:<hex>", ...}}
+ *      "files": {"<path>": "sha256:<hex>", ...},
+ *      "emitted": {"<path>": "sha256:<hex>", ...}}
  *
- * Keys in that order, files sorted by path, 2-space JSON with a trailing newline. The manifest
+ * `emitted` holds, for each formatted file, the hash of the text before formatting (a cache: the
+ * next generation formats only files whose emitted text changed). Keys in that order, files
+ * sorted by path, 2-space JSON with a trailing newline. The manifest
  * does not list itself, nor the user's files (`src/hooks/*`, `src/server.ts`). `invocation` is the
  * generation to repeat when `generate`, `check` or `dev` get no schema (paths relative to the
  * output folder). It records no generator version: a newer entity-gen changes it only where the
@@ -48,6 +51,11 @@ export interface Manifest {
   readonly schema: readonly JsonValue[];
   /** Every generator-owned file, by path relative to the output folder: `sha256:<hex>`. */
   readonly files: Readonly<Record<string, string>>;
+  /**
+   * For each formatted file, the hash of the text the templates emitted before formatting: the
+   * next generation formats only the files whose emitted text changed.
+   */
+  readonly emitted?: Readonly<Record<string, string>>;
 }
 
 /** The hash the manifest records for a file's contents: `sha256:<hex of the UTF-8 bytes>`. */
@@ -57,18 +65,22 @@ export function contentHash(contents: string): string {
 
 /** The manifest's text: fixed key order, files sorted by path, 2-space JSON, trailing newline. */
 export function renderManifest(manifest: Manifest): string {
-  const files: Record<string, string> = {};
-  for (const path of Object.keys(manifest.files).sort(comparePaths)) {
-    files[path] = manifest.files[path] ?? '';
-  }
+  const files = sortedByPath(manifest.files);
   const ordered = {
     format: manifest.format,
     ...(manifest.invocation === undefined ? {} : { invocation: manifest.invocation }),
     schemaHash: manifest.schemaHash,
     schema: manifest.schema,
     files,
+    ...(manifest.emitted === undefined ? {} : { emitted: sortedByPath(manifest.emitted) }),
   };
   return `${JSON.stringify(ordered, null, 2)}\n`;
+}
+
+function sortedByPath(hashes: Readonly<Record<string, string>>): Record<string, string> {
+  const sorted: Record<string, string> = {};
+  for (const path of Object.keys(hashes).sort(comparePaths)) sorted[path] = hashes[path] ?? '';
+  return sorted;
 }
 
 /** Outcome of reading a manifest: the manifest, or why it cannot be used. */
@@ -90,7 +102,7 @@ export function parseManifest(text: string): ParsedManifest {
     };
   }
   if (!isObject(parsed)) return { problem: 'not a JSON object' };
-  const { format, generator, invocation, schemaHash, schema, files } = parsed;
+  const { format, generator, invocation, schemaHash, schema, files, emitted } = parsed;
   if (typeof format === 'number' && format > MANIFEST_FORMAT) {
     return {
       problem: `format ${format} was written by a newer entity-gen (${String(generator)}); upgrade entity-gen`,
@@ -118,6 +130,12 @@ export function parseManifest(text: string): ParsedManifest {
     }
     hashes[path] = hash;
   }
+  // Only a cache: what does not read as one is ignored, and every file is formatted again.
+  const emittedHashes: Record<string, string> = {};
+  if (isObject(emitted)) {
+    for (const [path, hash] of Object.entries(emitted))
+      if (typeof hash === 'string' && path in hashes) emittedHashes[path] = hash;
+  }
   return {
     manifest: {
       format: MANIFEST_FORMAT,
@@ -125,6 +143,7 @@ export function parseManifest(text: string): ParsedManifest {
       schemaHash,
       schema: schema as JsonValue[],
       files: hashes,
+      ...(isObject(emitted) ? { emitted: emittedHashes } : {}),
     },
   };
 }

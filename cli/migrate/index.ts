@@ -140,7 +140,8 @@ function loadPrevious(
   file: string,
 ): { entities: readonly EntityModel[]; hash: string } | { diagnostics: Diagnostic[] } {
   if (documents.length === 0) return { entities: [], hash: '' };
-  const loaded = loadSchemas([{ file, text: JSON.stringify(documents) }]);
+  // One line of JSON: positions in it would say nothing, so the quick parse serves.
+  const loaded = loadSchemas([{ file, text: JSON.stringify(documents) }], 'none');
   const normalized = loaded.diagnostics.length > 0 ? undefined : normalize(loaded.entities);
   const problems =
     loaded.diagnostics.length > 0 ? loaded.diagnostics : (normalized?.diagnostics ?? []);
@@ -245,7 +246,7 @@ function header(
   steps: readonly MigrationStep[],
 ): string {
   const lines = [
-    headerLine(model, model.sourceFiles),
+    headerLine(model.shortHash, model.sourceFiles),
     `Migration ${id} for ${DIALECT_NAMES[dialect]}: schema ${previousHash === '' ? '(none)' : previousHash} to ${model.shortHash}.`,
     'The service runs it at start-up, in one transaction with any other pending migration, and',
     'records it in _eg_migrations. Never edit or delete it once it ran anywhere (docs/migrations.md).',

@@ -1,7 +1,7 @@
 /** Naming rules for generated identifiers, files and tables; decided once, here. */
 
 /** Splits `ORDER_LINE`, `orderLine` or `Order_line2` into lower-case words. */
-export function words(name: string): string[] {
+function words(name: string): string[] {
   return name
     .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
     .split(/_+/)
@@ -28,11 +28,6 @@ export function kebabCase(name: string): string {
   return words(name).join('-');
 }
 
-/** `ORDER_LINE` → `ORDER_LINE` style constant prefix. */
-export function constantCase(name: string): string {
-  return words(name).join('_').toUpperCase();
-}
-
 const RESERVED_WORDS = new Set(
   (
     'break case catch class const continue debugger default delete do else enum export extends ' +
@@ -42,14 +37,48 @@ const RESERVED_WORDS = new Set(
   ).split(' '),
 );
 
-/** A local variable name for a field, safe even when the field is called `class` or `default`. */
-export function variableName(fieldName: string): string {
-  return RESERVED_WORDS.has(fieldName) ? `${fieldName}Value` : fieldName;
-}
+/**
+ * The runtime functions and constants a generated reader calls: a field's variable must not
+ * shadow them (a field named `missing` or `toText`).
+ */
+const READER_RUNTIME_NAMES = [
+  'readRecordBody',
+  'rejectUnknownFields',
+  'missing',
+  'toObjectBody',
+  'checkKeyPart',
+  'RECORD_ROOT',
+  'toText',
+  'toInteger',
+  'toDouble',
+  'toDecimal',
+  'toBoolean',
+  'toDate',
+  'toDateTime',
+  'toB64Image',
+  'toAny',
+  'toGeohashLocation',
+  'toRefInteger',
+  'toRefText',
+  'enumConverter',
+  'selectConverter',
+  'arrayOf',
+  'dictionaryOf',
+];
 
-/** A property access that works for any field name: `body.price`. */
-export function propertyAccess(object: string, name: string): string {
-  return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name)
-    ? `${object}.${name}`
-    : `${object}[${JSON.stringify(name)}]`;
+/**
+ * A local variable name for a field, safe even when the field is called `class`, `default`, like
+ * a runtime function the reader calls, like one of `taken` (the module's own names: converters,
+ * readers) or like a runtime name under another name (`runtime…`).
+ */
+export function variableName(fieldName: string, taken: ReadonlySet<string> = new Set()): string {
+  const clashes = (name: string): boolean =>
+    RESERVED_WORDS.has(name) ||
+    READER_RUNTIME_NAMES.includes(name) ||
+    taken.has(name) ||
+    /^[Rr]untime/.test(name);
+  if (!clashes(fieldName)) return fieldName;
+  let variable = `${fieldName}Value`;
+  for (let suffix = 2; clashes(variable); suffix++) variable = `${fieldName}Value${suffix}`;
+  return variable;
 }

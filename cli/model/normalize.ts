@@ -1,9 +1,18 @@
 import { createHash } from 'node:crypto';
+import stableStringify from 'fast-json-stable-stringify';
 import type { Diagnostic } from '../diagnostics.js';
-import type { FieldDoc, JsonValue, LoadedEntity, TypeConfigDoc } from '../schema/types.js';
+import type { FieldDoc, LoadedEntity, TypeConfigDoc } from '../schema/types.js';
+import {
+  columnKindOf,
+  DEFAULT_KEY_SEPARATOR,
+  FIXED_KEY_COLUMN,
+  hasFixedKey,
+  integerKeyedEntities,
+  singleRecordIdOf,
+  tableOf,
+} from '@entity-gen/runtime/schema';
 import { camelCase, kebabCase, pascalCase, variableName } from './names.js';
 import type {
-  ColumnKind,
   ConverterConstant,
   EntityModel,
   FieldModel,
@@ -11,11 +20,6 @@ import type {
   SchemaModel,
   TypeModel,
 } from './types.js';
-
-const DEFAULT_SEPARATOR = '~';
-const DEFAULT_SINGLE_RECORD_ID = '_singlerec_lk';
-/** The storage-only key column of a single-record entity without one key field. */
-const FIXED_KEY_COLUMN = '_eg_id';
 
 /** Scalar converters exported by the runtime, by field type. */
 const SCALAR_CONVERTERS: Partial<Record<TypeConfigDoc['type'], string>> = {
@@ -31,25 +35,6 @@ const SCALAR_CONVERTERS: Partial<Record<TypeConfigDoc['type'], string>> = {
   GEOHASH_LOCATION: 'toGeohashLocation',
 };
 
-const COLUMN_KINDS: Record<TypeConfigDoc['type'], ColumnKind> = {
-  STRING: 'text',
-  INTEGER: 'integer',
-  DOUBLE: 'double',
-  DECIMAL: 'decimal',
-  BOOL: 'boolean',
-  DATE: 'date',
-  DATE_TIME: 'datetime',
-  ENUM: 'text',
-  SELECT: 'text',
-  OBJECT: 'json',
-  ARRAY: 'json',
-  DICTIONARY: 'json',
-  B64_IMAGE: 'text',
-  ANY: 'json',
-  ENTITY_REF: 'text',
-  GEOHASH_LOCATION: 'json',
-};
-
 /**
  * Turns validated ENTITY documents into the frozen model the emitters read. Returns diagnostics
  * for names that would collide once turned into identifiers or file names.
@@ -62,8 +47,14 @@ export function normalize(entities: readonly LoadedEntity[]): {
   const diagnostics = findNameCollisions(sorted);
   if (diagnostics.length > 0) return { model: undefined, diagnostics };
   const byName = new Map(sorted.map((loaded) => [loaded.entity.name.toUpperCase(), loaded]));
-  const models = sorted.map((loaded) => normalizeEntity(loaded, byName));
-  const hash = sha256(canonicalJson(sorted.map((loaded) => loaded.document)));
+  // Upper case, as the runtime compares entity names.
+  const integerKeyed = new Set(
+    integerKeyedEntities(sorted.map((loaded) => loaded.entity)).map((name) => name.toUpperCase()),
+  );
+  const models = sorted.map((loaded) => normalizeEntity(loaded, byName, integerKeyed));
+  // JSON with object keys sorted, so the hash does not depend on key order (the same bytes as the
+  // hand-written version before it: schema hashes did not change).
+  const hash = sha256(stableStringify(sorted.map((loaded) => loaded.document)));
   const sourceFiles = [...new Set(entities.map((loaded) => loaded.position.file))];
   const model: SchemaModel = {
     entities: models,
@@ -77,19 +68,31 @@ export function normalize(entities: readonly LoadedEntity[]): {
 function normalizeEntity(
   loaded: LoadedEntity,
   byName: ReadonlyMap<string, LoadedEntity>,
+  integerKeyed: ReadonlySet<string>,
 ): EntityModel {
   const doc = loaded.entity;
   const typeName = pascalCase(doc.name);
-  const context: EntityContext = { typeName, byName, constants: [], readers: [], used: new Set() };
+  const context: EntityContext = {
+    typeName,
+    byName,
+    integerKeyed,
+    constants: [],
+    readers: [],
+    // The entity's own types: the record, what a POST/PUT may send, a PATCH body.
+    used: new Set([typeName, `${typeName}Input`, `${typeName}Patch`]),
+    refs: new Set(),
+  };
   const singleRecord = doc.singleRecord === true;
   // A single-record entity with no or several lk fields is addressed by lkValue alone, stored in a
   // fixed key column; its lk fields (if any) are ordinary fields that are required, as in Gemini.
-  const fixedKey = singleRecord && doc.lk.length !== 1;
+  const fixedKey = hasFixedKey(doc);
+  const table = tableOf(doc, integerKeyed);
   const lkSet = new Set(doc.lk);
   const fields = doc.fields.map((field) => ({
     ...fieldModel(field, context, [], lkSet.has(field.name) && !fixedKey, lkSet.has(field.name)),
     ...topLevelExtras(field, loaded),
   }));
+  nameVariables(fields, context);
   const keyFields = (fixedKey ? [] : doc.lk).map((name) => {
     const field = fields.find((candidate) => candidate.name === name);
     if (field === undefined) throw new Error(`lk field ${name} of ${doc.name} was not validated`);
@@ -103,22 +106,46 @@ function normalizeEntity(
     camelName: camelCase(doc.name),
     fileName: kebabCase(doc.name),
     pathName: doc.name.toLowerCase(),
-    tableName: doc.name.toLowerCase(),
+    tableName: table.table,
     lk: doc.lk,
-    lkSeparator: doc.lkSeparator ?? DEFAULT_SEPARATOR,
+    lkSeparator: doc.lkSeparator ?? DEFAULT_KEY_SEPARATOR,
     singleRecord,
-    ...(singleRecord ? { lkValue: doc.lkValue ?? DEFAULT_SINGLE_RECORD_ID } : {}),
+    ...(singleRecord ? { lkValue: singleRecordIdOf(doc) } : {}),
     fields,
     keyFields,
-    storageKey: fixedKey ? [FIXED_KEY_COLUMN] : doc.lk,
+    storageKey: table.key,
     ...(fixedKey ? { fixedKeyColumn: FIXED_KEY_COLUMN } : {}),
     constants: context.constants,
     objectReaders: context.readers,
+    table,
+    integerKeyed: [...context.refs].sort(compareText),
     document: loaded.document,
+    documentHash: sha256(stableStringify(loaded.document)).slice(0, 12),
     sourceFile: loaded.position.file,
     ...(doc.renamedFrom === undefined ? {} : { renamedFrom: doc.renamedFrom }),
     position: loaded.position,
   };
+}
+
+/**
+ * The local variables of the readers: field names, except where one would shadow a name the
+ * module uses (a converter, a reader, a field set, a runtime function). Set once all of those
+ * are known, before the model is frozen.
+ */
+function nameVariables(fields: readonly FieldModel[], context: EntityContext): void {
+  const taken = new Set([
+    ...context.constants.map((constant) => constant.name),
+    ...context.readers.flatMap((reader) => [reader.functionName, reader.fieldSetName]),
+    `read${context.typeName}`,
+    `${camelCase(context.typeName)}Fields`,
+    'document',
+  ]);
+  const visit = (list: readonly FieldModel[]): void => {
+    for (const field of list)
+      (field as { variable: string }).variable = variableName(field.name, taken);
+  };
+  visit(fields);
+  for (const reader of context.readers) visit(reader.fields);
 }
 
 /** What only a table column has: its migration settings and its position, when known. */
@@ -137,6 +164,10 @@ function topLevelExtras(
 interface EntityContext {
   readonly typeName: string;
   readonly byName: ReadonlyMap<string, LoadedEntity>;
+  /** Entities whose ids are numbers (one INTEGER key field). */
+  readonly integerKeyed: ReadonlySet<string>;
+  /** The integer-keyed entities this one refers to, found while reading its fields. */
+  readonly refs: Set<string>;
   readonly constants: ConverterConstant[];
   readonly readers: ObjectReader[];
   /** Identifiers taken so far in this entity's module. */
@@ -152,10 +183,7 @@ function fieldModel(
 ): FieldModel {
   const path = [...parents, field.name];
   const typeModel = typeModelOf(field, context, path);
-  const columnKind =
-    field.type === 'ENTITY_REF' && typeModel.converter === 'toRefInteger'
-      ? 'integer'
-      : COLUMN_KINDS[field.type];
+  const columnKind = columnKindOf(field, context.integerKeyed);
   return {
     ...typeModel,
     name: field.name,
@@ -197,13 +225,23 @@ function typeModelOf(
     }
     case 'OBJECT': {
       const fields = objectFields(config.object?.fields ?? [], context, path, stem);
-      return { type: 'OBJECT', converter: `read${stem}`, fields, objectType: stem };
+      return {
+        type: 'OBJECT',
+        converter: `read${stem}`,
+        fields,
+        objectType: stem,
+      };
     }
     case 'DICTIONARY': {
       const entryStem = [...path, 'entry'];
       const fields = objectFields(config.dict?.fields ?? [], context, entryStem, `${stem}Entry`);
       const converter = addConstant(context, `to${stem}`, 'dictionaryOf', `read${stem}Entry`);
-      return { type: 'DICTIONARY', converter, fields, objectType: `${stem}Entry` };
+      return {
+        type: 'DICTIONARY',
+        converter,
+        fields,
+        objectType: `${stem}Entry`,
+      };
     }
     case 'ARRAY': {
       if (config.array === undefined)
@@ -218,11 +256,17 @@ function typeModelOf(
     case 'ENTITY_REF': {
       const target = context.byName.get((config.entityRef?.entity ?? '').toUpperCase());
       const targetName = target?.entity.name ?? config.entityRef?.entity ?? '';
-      const keyType =
-        target !== undefined && target.entity.lk.length === 1 ? keyTypeOf(target) : 'STRING';
+      if (context.integerKeyed.has(targetName.toUpperCase())) {
+        context.refs.add(targetName);
+        return {
+          type: 'ENTITY_REF',
+          converter: 'toRefInteger',
+          refEntity: targetName,
+        };
+      }
       return {
         type: 'ENTITY_REF',
-        converter: keyType === 'INTEGER' ? 'toRefInteger' : 'toRefText',
+        converter: 'toRefText',
         refEntity: targetName,
       };
     }
@@ -251,17 +295,22 @@ function objectFields(
   return fields;
 }
 
-/** `tags.item` and a field named `tagsItem` would share a stem; the later one gets a number. */
+/**
+ * `tags.item` and a field named `tagsItem` would share a stem, a field named `input` would give
+ * the entity's input type's name: a later one gets a number. A stem names the value's types in
+ * both shapes (`ProductDim`, `ProductDimInput`), so both must be free.
+ */
 function uniqueStem(context: EntityContext, stem: string): string {
   let candidate = stem;
-  for (let suffix = 2; context.used.has(candidate); suffix++) candidate = `${stem}${suffix}`;
+  for (
+    let suffix = 2;
+    context.used.has(candidate) || context.used.has(`${candidate}Input`);
+    suffix++
+  )
+    candidate = `${stem}${suffix}`;
   context.used.add(candidate);
+  context.used.add(`${candidate}Input`);
   return candidate;
-}
-
-function keyTypeOf(target: LoadedEntity): string {
-  const keyName = target.entity.lk[0];
-  return target.entity.fields.find((field) => field.name === keyName)?.type ?? 'STRING';
 }
 
 function addConstant(
@@ -296,22 +345,6 @@ function findNameCollisions(entities: readonly LoadedEntity[]): Diagnostic[] {
 
 function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/** JSON with object keys sorted, so the hash does not depend on key order. */
-export function canonicalJson(value: JsonValue): string {
-  if (Array.isArray(value))
-    return `[${value.map((item: JsonValue) => canonicalJson(item)).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.keys(value)
-      .sort(compareText)
-      .map(
-        (key) =>
-          `${JSON.stringify(key)}:${canonicalJson((value as Record<string, JsonValue>)[key] ?? null)}`,
-      );
-    return `{${entries.join(',')}}`;
-  }
-  return JSON.stringify(value);
 }
 
 function sha256(text: string): string {

@@ -1,8 +1,9 @@
+import type { ColumnKind, TableDescriptor } from '@entity-gen/runtime/ddl';
+import type { EntityAccess } from '../access/types.js';
+import type { EntityRestConfig, RestMethod } from '../restconfig/types.js';
 import type { FieldType, JsonValue, SourcePosition } from '../schema/types.js';
 
-/** Storage class of a top-level field; mirrors the runtime's `ColumnKind`. */
-export type ColumnKind =
-  'text' | 'integer' | 'double' | 'decimal' | 'boolean' | 'date' | 'datetime' | 'json';
+export type { ColumnKind } from '@entity-gen/runtime/ddl';
 
 /**
  * A field or an array element, with every decision the emitters need already made. Emitters and
@@ -97,8 +98,17 @@ export interface EntityModel {
   readonly constants: readonly ConverterConstant[];
   /** Readers of nested OBJECT/DICTIONARY shapes, outermost first. */
   readonly objectReaders: readonly ObjectReader[];
+  /** The storage layout the drivers create (the runtime's `tableOf`, as `defineEntity` derives it). */
+  readonly table: TableDescriptor;
+  /**
+   * Entities this one refers to with ENTITY_REF (at any depth) whose ids are numbers: the one
+   * fact about its document that only the whole schema knows. Sorted.
+   */
+  readonly integerKeyed: readonly string[];
   /** The ENTITY document as written. */
   readonly document: JsonValue;
+  /** First 12 hex digits of the SHA-256 of the canonical document (the headers of its files). */
+  readonly documentHash: string;
   /** Schema file it came from, as given. */
   readonly sourceFile: string;
   /** The entity's previous name, for the next migration. */
@@ -117,4 +127,62 @@ export interface SchemaModel {
   readonly hash: string;
   /** First 12 hex digits of `hash`. */
   readonly shortHash: string;
+}
+
+/** One route of an entity's router: a method switched on by the REST configuration. */
+export interface RouteModel {
+  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Path under the entity's prefix: `/` (the collection) or `/*id` (one record). */
+  readonly path: '/' | '/*id';
+  /** As documentation shows it: `/data/product` or `/data/product/{id}`. */
+  readonly fullPath: string;
+  readonly rest: RestMethod;
+  /** The runtime operation the route calls. */
+  readonly operation:
+    | 'listRecords'
+    | 'insertRecords'
+    | 'getRecord'
+    | 'replaceRecord'
+    | 'patchRecord'
+    | 'deleteRecord';
+  /** What the route does, for comments and the README: `lists records, filtered, sorted and paged`. */
+  readonly summary: string;
+  /** The operation takes the record id of the path. */
+  readonly takesId: boolean;
+  /** The operation takes the entity's REST configuration (lists). */
+  readonly takesRestConfig: boolean;
+  /** The operation runs the entity's hooks (writes). */
+  readonly takesHooks: boolean;
+}
+
+/** An entity as the service serves it: its REST configuration, access rules and routes. */
+export interface ServedEntity extends EntityModel {
+  readonly restConfig: EntityRestConfig;
+  readonly access?: EntityAccess;
+  /** The routes of its router, in the order they are added; the README lists the same. */
+  readonly routes: readonly RouteModel[];
+  /** `GET /entity/{entity}/recordCounts` answers (GET_LIST is switched on). */
+  readonly counts: boolean;
+  /**
+   * What lists filter by: scalar fields, scalar fields inside OBJECT fields (`address.city`) and
+   * ARRAY fields of scalars (membership), each with the type of its values.
+   */
+  readonly filterable: readonly FilterableModel[];
+  /** The fields `orderBy` accepts (`allowedOrderingFields`, else every sortable field). */
+  readonly sortable: readonly string[];
+}
+
+/** A field path lists filter by. */
+export interface FilterableModel {
+  /** `price`, `dimensions.width`. */
+  readonly path: string;
+  /** The field there; for an ARRAY, filters test its elements (`type.element`). */
+  readonly type: TypeModel;
+}
+
+/** The model of a whole generation: the schema, and how each entity is served. */
+export interface ServiceModel extends SchemaModel {
+  readonly entities: readonly ServedEntity[];
+  /** Some entity has access rules (the service was generated with an access file). */
+  readonly accessControlled: boolean;
 }

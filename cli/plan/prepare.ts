@@ -3,10 +3,10 @@ import type { Diagnostic } from '../diagnostics.js';
 import { generate, type DriverChoice } from '../generate/index.js';
 import { folderPath, invocationOf } from '../invocation.js';
 import { MANIFEST_PATH } from '../manifest/index.js';
-import type { SchemaModel } from '../model/types.js';
+import type { ServiceModel } from '../model/types.js';
 import { readSchemaSources, type SchemaSource } from '../schema/index.js';
 import { isUpToDate, planOutput, withUserCode, type Plan } from './index.js';
-import { readOutputSnapshot } from './snapshot.js';
+import { readOutputSnapshot, readPreviousOutput } from './snapshot.js';
 
 /** A generation as the CLI's `generate`, `check` and `dev` commands describe it. */
 export interface GenerationRequest {
@@ -35,7 +35,7 @@ export interface GenerationRequest {
 /** The plan of a generation, or the diagnostics that prevent one. */
 export interface PreparedGeneration {
   readonly diagnostics: readonly Diagnostic[];
-  readonly model?: SchemaModel;
+  readonly model?: ServiceModel;
   readonly plan?: Plan;
 }
 
@@ -69,38 +69,37 @@ export async function prepareGeneration(request: GenerationRequest): Promise<Pre
         ? { ...diagnostic, file: join(request.outputDir, MANIFEST_PATH).split('\\').join('/') }
         : diagnostic,
     );
-  const result = await generate(
-    read.sources,
-    {
+  const outputDir = resolve(request.outputDir);
+  const previous = await readPreviousOutput(outputDir);
+  if (previous.diagnostic !== undefined) return { diagnostics: asShown([previous.diagnostic]) };
+  const result = await generate({
+    sources: read.sources,
+    ...(rest.source === undefined ? {} : { restConfig: rest.source }),
+    ...(access.source === undefined ? {} : { access: access.source }),
+    options: {
       schemaFiles: read.sources.map((source) => inFolder(source.file)),
       sourceNames,
-      outputDir: basename(resolve(request.outputDir)),
+      outputDir: basename(outputDir),
       ...(rest.source === undefined ? {} : { restConfigFile: inFolder(rest.source.file) }),
       ...(access.source === undefined ? {} : { accessFile: inFolder(access.source.file) }),
       ...(request.runtimeSpec === undefined ? {} : { runtimeSpec: request.runtimeSpec }),
       ...(request.driver === undefined ? {} : { driver: request.driver }),
     },
-    rest.source,
-    access.source,
-  );
-  if (result.model === undefined) return { diagnostics: asShown(result.diagnostics) };
-  const snapshot = await readOutputSnapshot(
-    resolve(request.outputDir),
-    result.files.map((file) => file.path),
-  );
-  let plan = planOutput({ files: result.files, model: result.model }, snapshot, {
-    force: request.force,
+    previous: previous.output,
     allowDataLoss: request.allowDataLoss,
     invocation: invocationOf(request),
   });
+  if (result.model === undefined) return { diagnostics: asShown(result.diagnostics) };
+  const snapshot = await readOutputSnapshot(outputDir, previous, result.files);
+  let plan = planOutput(result, snapshot, { force: request.force });
   const unchanged = request.userCodeCheck === 'changes' && isUpToDate(plan);
   if (plan.diagnostics.length === 0 && !unchanged) {
     const { planUserCode } = await import('../codemod/index.js');
     const userCode = await planUserCode({
-      outputDir: resolve(request.outputDir),
+      outputDir,
       generated: result.files,
-      renames: plan.renames,
-      changes: plan.migrationSteps.map((step) => step.description),
+      renames: result.renames,
+      changes: result.migrationSteps.map((step) => step.description),
       codemod: request.codemod ?? true,
     });
     plan = withUserCode(plan, userCode);

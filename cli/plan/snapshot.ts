@@ -1,5 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Diagnostic } from '../diagnostics.js';
+import type { PreviousOutput } from '../generate/index.js';
 import { MANIFEST_PATH, parseManifest } from '../manifest/index.js';
 import { MIGRATIONS_DIR } from './migrations.js';
 import type { OutputSnapshot } from './index.js';
@@ -7,32 +9,113 @@ import type { OutputSnapshot } from './index.js';
 /** Where the user's hooks files live. */
 const HOOKS_DIR = 'src/hooks';
 
+/** The output folder as the previous generation left it, read before generating. */
+export interface PreviousRead {
+  /** What `generate` is given; `undefined` when the folder holds no manifest. */
+  readonly output?: PreviousOutput;
+  /** Text of `.entity-gen/manifest.json`, when there is one. */
+  readonly manifestText?: string;
+  /** The manifest cannot be used (not JSON, tampered paths, a newer format). */
+  readonly diagnostic?: Diagnostic;
+  /** Contents of the files read so far, by path. */
+  readonly files: ReadonlyMap<string, string>;
+  readonly migrationFiles: readonly string[];
+}
+
 /**
- * Reads what `planOutput` needs from an output folder: the manifest, the files at `paths` and at
- * every path the manifest lists, and the names in `migrations/` and `src/hooks/`. A folder that does
- * not exist reads as empty.
+ * Reads the previous generation: the manifest, the files it lists and the names in
+ * `migrations/`. A folder that does not exist reads as empty.
+ */
+export async function readPreviousOutput(outputDir: string): Promise<PreviousRead> {
+  const manifestText = await readIfExists(join(outputDir, MANIFEST_PATH));
+  const migrationFiles = await fileNames(join(outputDir, MIGRATIONS_DIR));
+  const userFiles = await existingUserFiles(outputDir);
+  if (manifestText === undefined) {
+    return {
+      files: new Map(),
+      migrationFiles,
+      output: { migrationFiles, files: new Map(), userFiles },
+    };
+  }
+  const parsed = parseManifest(manifestText);
+  if (parsed.manifest === undefined) {
+    return {
+      manifestText,
+      files: new Map(),
+      migrationFiles,
+      diagnostic: {
+        file: MANIFEST_PATH,
+        line: 1,
+        column: 1,
+        message:
+          `the manifest cannot be used: ${parsed.problem}. Restore it from version control, or ` +
+          'delete it to have identical files taken over and everything else left alone',
+        code: 'MANIFEST_INVALID',
+      },
+    };
+  }
+  const files = await readFiles(outputDir, Object.keys(parsed.manifest.files), new Map());
+  return {
+    manifestText,
+    files,
+    migrationFiles,
+    output: { manifest: parsed.manifest, migrationFiles, files, userFiles },
+  };
+}
+
+/** The user's files that exist in the output folder (the ones a generation creates when absent). */
+async function existingUserFiles(outputDir: string): Promise<Set<string>> {
+  const hooks = (await fileNames(join(outputDir, HOOKS_DIR))).map((name) => `${HOOKS_DIR}/${name}`);
+  const others = await Promise.all(
+    USER_FILES.map(async (path) =>
+      (await readIfExists(join(outputDir, path))) === undefined ? [] : [path],
+    ),
+  );
+  return new Set([...hooks, ...others.flat()]);
+}
+
+/** The user's files outside `src/hooks/`. */
+const USER_FILES = ['src/server.ts', '.gitignore'];
+
+/**
+ * Reads what `planOutput` needs from an output folder: the previous generation, and the files at
+ * the paths the new generation writes, and the names in `src/hooks/`.
  */
 export async function readOutputSnapshot(
   outputDir: string,
-  paths: readonly string[],
+  previous: PreviousRead,
+  generated: readonly { readonly path: string }[],
 ): Promise<OutputSnapshot> {
-  const manifest = await readIfExists(join(outputDir, MANIFEST_PATH));
-  const listed =
-    manifest === undefined ? [] : Object.keys(parseManifest(manifest).manifest?.files ?? {});
-  const files = new Map<string, string>();
-  for (const path of new Set([...paths, ...listed])) {
-    const contents = await readIfExists(join(outputDir, path));
-    if (contents !== undefined) files.set(path, contents);
-  }
+  const files = await readFiles(
+    outputDir,
+    generated.map((file) => file.path).filter((path) => path !== MANIFEST_PATH),
+    previous.files,
+  );
   const hooksFiles = (await fileNames(join(outputDir, HOOKS_DIR)))
     .filter((name) => name.endsWith('.ts'))
     .map((name) => `${HOOKS_DIR}/${name}`);
   return {
-    manifest,
+    manifest: previous.manifestText,
     files,
-    migrationFiles: await fileNames(join(outputDir, MIGRATIONS_DIR)),
+    migrationFiles: previous.migrationFiles,
     hooksFiles,
   };
+}
+
+/** `known` plus the files at `paths` not in it yet. */
+async function readFiles(
+  outputDir: string,
+  paths: readonly string[],
+  known: ReadonlyMap<string, string>,
+): Promise<Map<string, string>> {
+  const files = new Map(known);
+  const missing = paths.filter((path) => !files.has(path));
+  const contents = await Promise.all(missing.map((path) => readIfExists(join(outputDir, path))));
+  missing.forEach((path, index) => {
+    const text = contents[index];
+    if (text !== undefined) files.set(path, text);
+  });
+  return files;
 }
 
 /** A file's text, or `undefined` when there is no file at that path. */

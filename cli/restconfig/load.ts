@@ -50,7 +50,7 @@ export function loadRestConfig(
       configuredAt: new Map(),
       configs: given,
     };
-    for (const root of parseSchemaText(source.file, source.text, reporter)) {
+    for (const root of parseSchemaText(source.file, source.text, reporter).roots) {
       for (const node of documentNodes(root)) validateDocument(node, context);
     }
     const diagnostics = sortDiagnostics(unique(reporter.diagnostics));

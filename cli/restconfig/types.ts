@@ -1,7 +1,8 @@
 /**
- * The effective REST configuration of an entity. Defined structurally here (the CLI does not
- * import runtime code); it is assignable to the runtime's `RestConfig`, and the generator bakes
- * it into the service with `JSON.stringify`, so its key order is fixed.
+ * The effective REST configuration of an entity, as the CLI reads and checks it, with the method
+ * and strategy names as lists to validate against. It is assignable to the runtime's
+ * `RestConfig`, and the generator bakes it into the service with `JSON.stringify`, so its key
+ * order is fixed.
  */
 import type { FieldType } from '../schema/types.js';
 

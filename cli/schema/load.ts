@@ -25,25 +25,43 @@ interface LoadedDocument extends DocumentInFile {
  *
  * @example loadSchemas([{ file: 'schema.yaml', text }]).diagnostics.map(formatDiagnostic)
  */
-export function loadSchemas(sources: readonly SchemaSource[]): {
+export function loadSchemas(
+  sources: readonly SchemaSource[],
+  positions: 'exact' | 'none' = 'exact',
+): {
   entities: LoadedEntity[];
   diagnostics: Diagnostic[];
+  /** Whether the entities carry their real source positions (see `parseSchemaText`). */
+  exactPositions: boolean;
 } {
   const reporters = sources.map((source) => new Reporter(source.file));
-  const documents = sources.flatMap((source, index) => loadSource(source, reporters[index]!));
+  let exactPositions = true;
+  const documents = sources.flatMap((source, index) => {
+    const loaded = loadSource(source, reporters[index]!, positions);
+    exactPositions &&= loaded.exact;
+    return loaded.documents;
+  });
   const names = checkEntityNames(documents);
   checkEntityRefs(documents, names);
   const diagnostics = sortDiagnostics(
     unique(reporters.flatMap((reporter) => reporter.diagnostics)),
   );
-  if (diagnostics.length > 0) return { entities: [], diagnostics };
+  if (diagnostics.length > 0) {
+    // Problems are reported where they are: with positions.
+    if (!exactPositions) return loadSchemas(sources, 'exact');
+    return { entities: [], diagnostics, exactPositions };
+  }
   const entities = documents.map((document) => toLoadedEntity(document, names));
-  return { entities, diagnostics };
+  return { entities, diagnostics, exactPositions };
 }
 
 /** Parses one file and validates each ENTITY document in it. */
-function loadSource(source: SchemaSource, reporter: Reporter): LoadedDocument[] {
-  const roots = parseSchemaText(source.file, source.text, reporter);
+function loadSource(
+  source: SchemaSource,
+  reporter: Reporter,
+  positions: 'exact' | 'none',
+): { documents: LoadedDocument[]; exact: boolean } {
+  const { roots, exact } = parseSchemaText(source.file, source.text, reporter, positions);
   if (roots.length === 0 && reporter.diagnostics.length === 0) {
     reporter.report(
       { line: 1, column: 1 },
@@ -51,12 +69,13 @@ function loadSource(source: SchemaSource, reporter: Reporter): LoadedDocument[] 
       `${source.file} holds no document; expected at least one ENTITY document`,
     );
   }
-  return roots
+  const documents = roots
     .flatMap((root) => entityNodes(root, reporter))
     .flatMap((node) => {
       const validated = validateEntityDocument(node, reporter);
       return validated === undefined ? [] : [{ reporter, validated, node }];
     });
+  return { documents, exact };
 }
 
 /**

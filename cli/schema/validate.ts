@@ -4,6 +4,7 @@
  * every field. Checks that need all files (duplicate entities, ENTITY_REF targets) are in
  * references.ts.
  */
+import { DEFAULT_KEY_SEPARATOR, DEFAULT_SINGLE_RECORD_ID } from '@entity-gen/runtime/schema';
 import { KEY_FIELD_TYPES, type EntityDoc, type FieldType } from './types.js';
 import type { MapEntry, MapNode, SchemaNode } from './node.js';
 import type { Position, Reporter } from './report.js';
@@ -54,12 +55,6 @@ const RESERVED_ENTITY_NAMES: readonly string[] = ['constructor', 'prototype'];
 
 /** Record ids are the rest of a URL path, so the separator must not carry URL syntax. */
 const URL_UNSAFE_SEPARATOR_CHARS: readonly string[] = ['/', '?', '#', '%'];
-
-/** Default of `lkSeparator`, used to check `lkValue`. */
-const DEFAULT_SEPARATOR = '~';
-
-/** Default of `lkValue`: the id of a single-record entity's record. */
-const DEFAULT_SINGLE_RECORD_ID = '_singlerec_lk';
 
 /** Gemini's default when a tree has no `parentField`. */
 const DEFAULT_TREE_PARENT = 'parent';
@@ -421,7 +416,7 @@ function checkKeyText(
   const { reporter, entityLabel } = scope;
   const keyFields = lk.map((name) => findField(fields, name));
   const effectiveSeparator =
-    separator === undefined || separator === '' ? DEFAULT_SEPARATOR : separator;
+    separator === undefined || separator === '' ? DEFAULT_KEY_SEPARATOR : separator;
   if (lk.length > 1 && !singleRecord) {
     for (const field of keyFields) {
       const chars = field?.type === undefined ? undefined : KEY_TEXT_CHARS[field.type];

@@ -1,5 +1,19 @@
-import type { KeyValues, TableDescriptor } from './driver.js';
+import { enumConverter, selectConverter, toBoolean, toDate, toInteger, toText } from './convert.js';
+import type { KeyValue, KeyValues, TableDescriptor } from './driver.js';
 import type { Issue, IssuePath } from './issues.js';
+import { parseKey, parseSingleRecordId, toRefInteger, toRefText } from './record.js';
+import {
+  DEFAULT_KEY_SEPARATOR,
+  fieldTreeOf,
+  keyFieldsOf,
+  singleRecordIdOf,
+  tableOf,
+  type EntityDocument,
+  type FieldInfo,
+  type FieldSchema,
+} from './schema.js';
+
+export type { FieldInfo } from './schema.js';
 
 /**
  * Converts one value of a request body. Called only for values that are present (not `undefined`
@@ -13,23 +27,12 @@ export type Converter<T> = (
   issues: Issue[],
 ) => T | undefined;
 
-/** The schema type of a field and, for OBJECT and ARRAY fields, what lies inside. */
-export interface FieldInfo {
-  readonly type: string;
-  /** Inner fields of an OBJECT field. */
-  readonly fields?: Readonly<Record<string, FieldInfo>>;
-  /** Element of an ARRAY field. */
-  readonly element?: FieldInfo;
-  /** ENTITY_REF to an entity keyed by one INTEGER field: ids are numbers. */
-  readonly integerRef?: true;
-  /** Allowed values of an ENUM or SELECT field. */
-  readonly values?: readonly string[];
-}
-
-/** Everything the generic record operations need to know about one entity; generated per entity. */
+/** Everything the generic record operations need to know about one entity. */
 export interface EntityDefinition<TRecord extends object = object> {
   /** Entity name as written in the schema, e.g. `PRODUCT`. */
   readonly name: string;
+  /** The ENTITY document as the schema declares it (what `/entity` shows). */
+  readonly document: EntityDocument;
   readonly table: TableDescriptor;
   /** Joins the key values of a composite key into the record id. */
   readonly keySeparator: string;
@@ -48,4 +51,89 @@ export interface EntityDefinition<TRecord extends object = object> {
   idOf(record: TRecord): string;
   /** Splits and converts an id from a URL; `undefined` when no record can have that id. */
   parseId(id: string): KeyValues | undefined;
+}
+
+/** What the generator writes for one entity; `defineEntity` derives the rest. */
+export interface EntitySpec<TRecord extends object> {
+  /** The ENTITY document as the schema declares it. */
+  readonly document: EntityDocument;
+  /**
+   * The entities this one refers to (ENTITY_REF) whose record ids are numbers, because they are
+   * keyed by one INTEGER field. Only the whole schema knows this.
+   */
+  readonly integerKeyed?: readonly string[];
+  /** The generated validator of a request body record. */
+  readonly read: (input: unknown, issues: Issue[]) => TRecord | undefined;
+}
+
+/**
+ * The definition of an entity, derived from its ENTITY document: table, field tree, key and id
+ * handling. The generated `definition.ts` of each entity calls it once with the document and the
+ * generated validator, so the entity is described in one place.
+ */
+export function defineEntity<TRecord extends object>(
+  spec: EntitySpec<TRecord>,
+): EntityDefinition<TRecord> {
+  const entity = spec.document.entity;
+  const integerKeyed = new Set((spec.integerKeyed ?? []).map((name) => name.toUpperCase()));
+  const separator = entity.lkSeparator ?? DEFAULT_KEY_SEPARATOR;
+  const singleRecordId = singleRecordIdOf(entity);
+  const keyFields = keyFieldsOf(entity);
+  const keyNames = keyFields.map((field) => field.name);
+  const base = {
+    name: entity.name,
+    document: spec.document,
+    table: tableOf(entity, integerKeyed),
+    keySeparator: separator,
+    singleRecordId,
+    fields: fieldTreeOf(entity.fields, integerKeyed),
+    read: spec.read,
+  };
+  if (keyFields.length === 0) {
+    // A single-record entity without a key field: its one id is also its key column's value.
+    const id = singleRecordId ?? '';
+    return {
+      ...base,
+      keyOf: () => [id],
+      idOf: () => id,
+      parseId: (text) => parseSingleRecordId(text, id),
+    };
+  }
+  const converters = keyFields.map((field) => keyConverterOf(field, integerKeyed));
+  const valueOf = (record: TRecord, name: string): KeyValue =>
+    (record as Record<string, unknown>)[name] as KeyValue;
+  return {
+    ...base,
+    keyOf: (record) => keyNames.map((name) => valueOf(record, name)),
+    idOf:
+      keyNames.length === 1
+        ? (record) => String(valueOf(record, keyNames[0]!))
+        : (record) => keyNames.map((name) => String(valueOf(record, name))).join(separator),
+    parseId: (text) => parseKey(text, separator, converters),
+  };
+}
+
+/** Converts one part of a record id taken from a URL to the key field's type. */
+function keyConverterOf(
+  field: FieldSchema,
+  integerKeyed: ReadonlySet<string>,
+): Converter<KeyValue> {
+  switch (field.type) {
+    case 'INTEGER':
+      return toInteger;
+    case 'DATE':
+      return toDate;
+    case 'BOOL':
+      return toBoolean;
+    case 'ENUM':
+      return enumConverter(field.enums ?? []);
+    case 'SELECT':
+      return selectConverter((field.select?.elems ?? []).map((elem) => elem.value));
+    case 'ENTITY_REF':
+      return integerKeyed.has((field.entityRef?.entity ?? '').toUpperCase())
+        ? toRefInteger
+        : toRefText;
+    default:
+      return toText;
+  }
 }

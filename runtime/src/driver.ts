@@ -105,9 +105,13 @@ export interface OrderTerm {
   readonly descending: boolean;
 }
 
-/** A list or count request, already validated against the schema. */
-export interface ListQuery {
+/** A count request, already validated against the schema: filters only. */
+export interface CountQuery {
   readonly filters: readonly FilterGroup[];
+}
+
+/** A list request, already validated against the schema. */
+export interface ListQuery extends CountQuery {
   /** Sort keys; the driver appends the key columns as a tie-break so the order is total. */
   readonly orderBy: readonly OrderTerm[];
   /** Rows to skip (offset paging). */
@@ -150,7 +154,10 @@ export interface OpenOptions {
   readonly onMigrationsApplied?: (ids: readonly string[]) => void;
 }
 
-/** A storage backend for generated services. */
+/**
+ * A storage backend for generated services. Arguments come in one order: the table, then the key,
+ * then the values, then the expected version, then the time of the write.
+ */
 export interface StorageDriver {
   /** Short name of the backend, e.g. `sqlite` or `postgres`; migration files are `*.<dialect>.sql`. */
   readonly dialect: string;
@@ -160,7 +167,7 @@ export interface StorageDriver {
   get(table: TableDescriptor, key: KeyValues): Promise<StoredRecord | undefined>;
   /** Inserts all records in one transaction at time `now`; throws `DuplicateKeyError` and inserts nothing if any key exists. */
   insert(table: TableDescriptor, records: readonly StoredFields[], now: number): Promise<void>;
-  /** Overwrites the record stored under `key` (its key may change) if its version is still `expectedVersion`. */
+  /** Overwrites the record stored under `key` (its key may change) at time `now` if its version is still `expectedVersion`. */
   update(
     table: TableDescriptor,
     key: KeyValues,
@@ -168,17 +175,17 @@ export interface StorageDriver {
     expectedVersion: number,
     now: number,
   ): Promise<UpdateResult>;
-  /** Deletes the record under `key` if its version is `expectedVersion` (any when omitted) and returns what was deleted. */
+  /** Deletes the record under `key` at time `now` if its version is `expectedVersion` (any when `undefined`) and returns what was deleted. */
   delete(
     table: TableDescriptor,
     key: KeyValues,
+    expectedVersion: number | undefined,
     now: number,
-    expectedVersion?: number,
   ): Promise<StoredRecord | undefined>;
   /** Lists records matching the query, in its order, with the key as the final tie-break. */
   list(table: TableDescriptor, query: ListQuery): Promise<StoredRecord[]>;
-  /** Counts records matching the query's filters (order and paging are ignored). */
-  count(table: TableDescriptor, query: ListQuery): Promise<number>;
+  /** Counts the records matching the query's filters. */
+  count(table: TableDescriptor, query: CountQuery): Promise<number>;
   /** Returns the last create, update and delete time of each entity that has one. */
   activity(): Promise<Readonly<Record<string, EntityActivity>>>;
   /** Resolves when the storage answers a trivial query; rejects with `StorageUnavailableError` otherwise. */

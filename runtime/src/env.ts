@@ -1,6 +1,12 @@
 /** Reading a service's configuration from the environment, with errors that name the variable. */
 
-type Env = Readonly<Record<string, string | undefined>>;
+/**
+ * Environment variables, e.g. `process.env`. Library code never reads `process.env` itself: the
+ * caller (a generated `server.ts`) hands it in.
+ */
+export type Environment = Readonly<Record<string, string | undefined>>;
+
+type Env = Environment;
 
 /** A text variable; unset or empty means `fallback`. */
 export function envString(env: Env, name: string, fallback: string): string {

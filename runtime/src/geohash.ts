@@ -7,7 +7,12 @@
  * the closed box returned by {@link decodeGeohashBounds}. Hashes of 1 to {@link
  * GEOHASH_MAX_PRECISION} characters are supported; decoding is case-insensitive, encoding
  * produces lower case.
+ *
+ * The bit work is latlon-geohash's, which follows the same upper-half rule (ngeohash puts a point
+ * on a dividing line in the lower half, so `(0, 0)` would become `7zzz…` instead of `s000…`);
+ * the range, precision and alphabet checks are ours, as that library checks none of them.
  */
+import Geohash from 'latlon-geohash';
 
 /** The geohash base32 alphabet, in value order. */
 export const GEOHASH_BASE32 = '0123456789bcdefghjkmnpqrstuvwxyz';
@@ -31,22 +36,12 @@ export interface GeohashPoint {
   readonly lngError: number;
 }
 
-/** Character code → 5-bit value, or -1 for characters outside the alphabet (either case). */
-const DECODE = new Int8Array(128).fill(-1);
-for (let i = 0; i < GEOHASH_BASE32.length; i++) {
-  DECODE[GEOHASH_BASE32.charCodeAt(i)] = i;
-  DECODE[GEOHASH_BASE32.toUpperCase().charCodeAt(i)] = i;
-}
+/** 1 to 12 characters of the alphabet, either case. */
+const GEOHASH_TEXT = new RegExp(`^[${GEOHASH_BASE32}]{1,${GEOHASH_MAX_PRECISION}}$`, 'i');
 
 /** Whether `hash` is a geohash of 1 to 12 alphabet characters (either case). */
 export function isGeohash(hash: string): boolean {
-  const n = hash.length;
-  if (n < 1 || n > GEOHASH_MAX_PRECISION) return false;
-  for (let i = 0; i < n; i++) {
-    const c = hash.charCodeAt(i);
-    if (c >= 128 || (DECODE[c] as number) < 0) return false;
-  }
-  return true;
+  return GEOHASH_TEXT.test(hash);
 }
 
 /**
@@ -61,66 +56,14 @@ export function encodeGeohash(lat: number, lng: number, precision = GEOHASH_MAX_
   if (!Number.isInteger(precision) || precision < 1 || precision > GEOHASH_MAX_PRECISION) {
     throw new RangeError(`Geohash precision must be an integer from 1 to 12: ${precision}`);
   }
-  let minLat = -90;
-  let maxLat = 90;
-  let minLng = -180;
-  let maxLng = 180;
-  let hash = '';
-  let lngBit = true;
-  for (let c = 0; c < precision; c++) {
-    let value = 0;
-    for (let b = 0; b < 5; b++) {
-      if (lngBit) {
-        const mid = (minLng + maxLng) / 2;
-        if (lng >= mid) {
-          value = value * 2 + 1;
-          minLng = mid;
-        } else {
-          value *= 2;
-          maxLng = mid;
-        }
-      } else {
-        const mid = (minLat + maxLat) / 2;
-        if (lat >= mid) {
-          value = value * 2 + 1;
-          minLat = mid;
-        } else {
-          value *= 2;
-          maxLat = mid;
-        }
-      }
-      lngBit = !lngBit;
-    }
-    hash += GEOHASH_BASE32[value];
-  }
-  return hash;
+  return Geohash.encode(lat, lng, precision);
 }
 
 /** The cell of a geohash, or `undefined` when `hash` is not a valid geohash ({@link isGeohash}). */
 export function decodeGeohashBounds(hash: string): GeohashBounds | undefined {
   if (!isGeohash(hash)) return undefined;
-  let minLat = -90;
-  let maxLat = 90;
-  let minLng = -180;
-  let maxLng = 180;
-  let lngBit = true;
-  for (let i = 0; i < hash.length; i++) {
-    const value = DECODE[hash.charCodeAt(i)] as number;
-    for (let mask = 16; mask >= 1; mask >>= 1) {
-      const upper = (value & mask) !== 0;
-      if (lngBit) {
-        const mid = (minLng + maxLng) / 2;
-        if (upper) minLng = mid;
-        else maxLng = mid;
-      } else {
-        const mid = (minLat + maxLat) / 2;
-        if (upper) minLat = mid;
-        else maxLat = mid;
-      }
-      lngBit = !lngBit;
-    }
-  }
-  return { minLat, maxLat, minLng, maxLng };
+  const { sw, ne } = Geohash.bounds(hash);
+  return { minLat: sw.lat, maxLat: ne.lat, minLng: sw.lon, maxLng: ne.lon };
 }
 
 /** The centre of a geohash's cell, or `undefined` when `hash` is not a valid geohash. */

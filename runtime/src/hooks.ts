@@ -1,9 +1,10 @@
 import Router from '@koa/router';
-import type { Context, Middleware, Next } from 'koa';
+import type { Context, Middleware } from 'koa';
+import compose from 'koa-compose';
 import type { EntityDefinition } from './definition.js';
-import type { ListQuery, StorageDriver } from './driver.js';
+import type { CountQuery, ListQuery, StorageDriver } from './driver.js';
 import type { RequestState } from './http/errors.js';
-import type { DataContext } from './operations.js';
+import type { DataContext } from './data-context.js';
 
 /** The Koa context of the request a hook runs for (`ctx.state.requestId`, headers, user data). */
 export type HookContext = Context;
@@ -30,7 +31,7 @@ export interface EntityStore<TRecord extends object> {
   /** Lists records; without a query every record, in key order. */
   list(query?: Partial<ListQuery>): Promise<TRecord[]>;
   /** Counts the records matching the query's filters; without a query every record. */
-  count(query?: Partial<ListQuery>): Promise<number>;
+  count(query?: Partial<CountQuery>): Promise<number>;
 }
 
 /**
@@ -91,36 +92,9 @@ export function customRoutesMiddleware(
     if (hooks?.routes === undefined) continue;
     const router: EntityRouter = new Router<RequestState>();
     hooks.routes(router, entityStore(definition, data.driver));
-    // The router adds `params` and `router` to the context it passes on; Koa's type does not know.
     routers.push(router.routes() as EntityMiddleware);
   }
   return routers.length === 0 ? undefined : compose(routers);
-}
-
-/** Runs `handler` behind an entity's middleware, if it has any. */
-export function withEntityMiddleware(
-  hooks: EntityHooks<object> | undefined,
-  ctx: Parameters<EntityMiddleware>[0],
-  handler: () => Promise<void>,
-): Promise<void> {
-  const middleware = hooks?.middleware;
-  if (middleware === undefined || middleware.length === 0) return handler();
-  return compose(middleware)(ctx, handler);
-}
-
-/** Koa-style composition: each middleware's `next()` runs the following one, the last runs `next`. */
-function compose(middleware: readonly EntityMiddleware[]): EntityMiddleware {
-  return (ctx, next: Next) => {
-    let last = -1;
-    const dispatch = async (index: number): Promise<void> => {
-      if (index <= last) throw new Error('next() called more than once by an entity middleware');
-      last = index;
-      const current = middleware[index];
-      if (current === undefined) return next();
-      await current(ctx, () => dispatch(index + 1));
-    };
-    return dispatch(0);
-  };
 }
 
 /** The typed record access a custom route gets for its entity. */
@@ -148,6 +122,6 @@ function entityStore<TRecord extends object>(
       const stored = await driver.list(definition.table, query(partial));
       return stored.map((row) => row.record as TRecord);
     },
-    count: (partial) => driver.count(definition.table, query(partial)),
+    count: (partial) => driver.count(definition.table, { filters: partial?.filters ?? [] }),
   };
 }

@@ -27,10 +27,16 @@ export {
 } from './auth/credentials.js';
 export { OwnerRuleError } from './auth/owner.js';
 export * from './convert.js';
-export type { Converter, EntityDefinition, FieldInfo } from './definition.js';
+export {
+  defineEntity,
+  type Converter,
+  type EntityDefinition,
+  type EntitySpec,
+  type FieldInfo,
+} from './definition.js';
 export type * from './driver.js';
 export * from './envelope.js';
-export { envInteger, envString } from './env.js';
+export { envInteger, envString, type Environment } from './env.js';
 export * from './errors.js';
 export type {
   EntityHooks,
@@ -69,8 +75,8 @@ export {
   insertRecords,
   patchRecord,
   replaceRecord,
-  type DataContext,
 } from './operations.js';
+export type { DataContext } from './data-context.js';
 export {
   checkKeyPart,
   parseKey,
@@ -80,17 +86,23 @@ export {
   toRefInteger,
   toRefText,
 } from './record.js';
-export {
-  forbidden,
-  type CollectionHandler,
-  type DataRoutes,
-  type RecordHandler,
-} from './routes.js';
+export type { RestConfig } from './rest-config.js';
+export { entityRouter, recordId, type DataRoutes } from './routes.js';
+export type {
+  EntityDocument,
+  EntitySchema,
+  FieldSchema,
+  FieldType,
+  JsonValue,
+  SelectElemSchema,
+  TypeSchema,
+} from './schema.js';
+export { documentFor, readOpenApiDocument, type OpenApiDocument } from './openapi.js';
 export { startServer, type RunningService, type StartOptions } from './server.js';
 export {
   createService,
+  tablesOf,
   type EntityInfo,
-  type RestConfig,
   type ServiceApp,
   type ServiceDefinition,
   type ServiceOptions,

@@ -119,8 +119,9 @@ import type {
 import { successBody } from './envelope.js';
 import { BadRequestError, MethodForbiddenError, quoteInput } from './errors.js';
 import type { Issue } from './issues.js';
-import type { DataContext } from './operations.js';
-import type { RestConfig } from './service.js';
+import type { DataContext } from './data-context.js';
+import type { RestConfig } from './rest-config.js';
+import { filterOperatorsOf, MEMBERSHIP_OPERATORS } from './schema.js';
 
 /** Query parameters with a meaning of their own; every other parameter is a filter. */
 const RESERVED: ReadonlySet<string> = new Set(['orderBy', 'start', 'limit', 'cursor']);
@@ -144,16 +145,6 @@ const OPERATORS: Readonly<Record<string, FilterOperator>> = {
   LTE: 'LTE',
 };
 
-const EQUALITY: readonly FilterOperator[] = ['EQUALS', 'NOT_EQUALS'];
-const ORDERING: readonly FilterOperator[] = ['EQUALS', 'NOT_EQUALS', 'GT', 'GTE', 'LT', 'LTE'];
-const TEXT: readonly FilterOperator[] = [
-  ...ORDERING,
-  'CONTAINS',
-  'NOT_CONTAINS',
-  'STARTS_WITH',
-  'ENDS_WITH',
-];
-const MEMBERSHIP: readonly FilterOperator[] = ['CONTAINS', 'NOT_CONTAINS'];
 const NEGATED: readonly FilterOperator[] = ['NOT_EQUALS', 'NOT_CONTAINS'];
 const TEXT_MATCH: readonly FilterOperator[] = [
   'CONTAINS',
@@ -161,20 +152,6 @@ const TEXT_MATCH: readonly FilterOperator[] = [
   'STARTS_WITH',
   'ENDS_WITH',
 ];
-
-/** Operators each filterable type accepts; types missing here cannot be filtered or sorted. */
-const OPERATORS_BY_TYPE: Readonly<Record<string, readonly FilterOperator[]>> = {
-  STRING: TEXT,
-  ENUM: TEXT,
-  SELECT: TEXT,
-  ENTITY_REF: TEXT,
-  INTEGER: ORDERING,
-  DOUBLE: ORDERING,
-  DECIMAL: ORDERING,
-  DATE: ORDERING,
-  DATE_TIME: ORDERING,
-  BOOL: EQUALITY,
-};
 
 const KIND_BY_TYPE: Readonly<Record<string, ColumnKind>> = {
   STRING: 'text',
@@ -263,7 +240,6 @@ export async function countRecords<R extends object>(
       ? 0
       : await data.driver.count(definition.table, {
           filters: owner === undefined ? filters : [...filters, owner],
-          orderBy: [],
         });
   ctx.body = successBody({ count });
 }
@@ -445,12 +421,12 @@ function parseCondition(
   const groupKey = JSON.stringify([path, operator]);
   if (field.type === 'ARRAY') {
     const element = field.element;
-    if (element === undefined || OPERATORS_BY_TYPE[element.type] === undefined) {
+    if (element === undefined || filterOperatorsOf(element) === undefined) {
       throw new BadRequestError(
         `Field ${dotted} is an ARRAY of ${element?.type ?? 'unknown'} values, which cannot be filtered (parameter ${parameter})`,
       );
     }
-    if (!MEMBERSHIP.includes(operator)) {
+    if (!MEMBERSHIP_OPERATORS.includes(operator)) {
       throw new BadRequestError(
         `Operator ${operator} does not apply to the ARRAY field ${dotted} (parameter ${parameter}); use CONTAINS or NOT_CONTAINS to test membership`,
       );
@@ -464,7 +440,7 @@ function parseCondition(
     };
     return { condition, groupKey };
   }
-  const allowed = operatorsOf(field);
+  const allowed = filterOperatorsOf(field);
   if (allowed === undefined) {
     throw new BadRequestError(
       `Field ${dotted} of type ${field.type} cannot be filtered (parameter ${parameter})${field.type === 'OBJECT' ? '; filter one of its fields with a dotted path' : ''}`,
@@ -482,13 +458,6 @@ function parseCondition(
     value: convertValue(field, operator, raw, parameter),
   };
   return { condition, groupKey };
-}
-
-/** The operators a scalar field accepts, or `undefined` when it cannot be filtered. */
-function operatorsOf(field: FieldInfo): readonly FilterOperator[] | undefined {
-  // An id of an INTEGER-keyed entity is a number: substring tests make no sense on it.
-  if (field.type === 'ENTITY_REF' && field.integerRef === true) return ORDERING;
-  return OPERATORS_BY_TYPE[field.type];
 }
 
 function resolvePath(
@@ -610,7 +579,7 @@ function parseOrderBy(
         `Parameter orderBy names ${JSON.stringify(quoteInput(name))}, which is not a field of Entity ${definition.name}`,
       );
     }
-    if (OPERATORS_BY_TYPE[field.type] === undefined) {
+    if (filterOperatorsOf({ type: field.type }) === undefined) {
       throw new BadRequestError(
         `Parameter orderBy: field ${name} of type ${field.type} cannot be sorted`,
       );

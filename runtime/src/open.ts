@@ -1,10 +1,12 @@
 import type { StorageDriver } from './driver.js';
+import type { Environment } from './env.js';
 
 /**
  * Creates the driver a `DATABASE_URL` names, loading only that driver's module (and so only its
- * database client): `sqlite:<file>`, `sqlite::memory:`, `postgres://…` or `postgresql://…`.
+ * database client): `sqlite:<file>`, `sqlite::memory:`, `postgres://…` or `postgresql://…`. The
+ * driver reads its further settings (`SQLITE_SYNCHRONOUS`, `PGPOOL_MAX`, …) from `env`.
  */
-export async function createDriver(url: string): Promise<StorageDriver> {
+export async function createDriver(url: string, env: Environment = {}): Promise<StorageDriver> {
   const scheme = url.slice(0, url.indexOf(':') + 1).toLowerCase();
   if (scheme === 'sqlite:') {
     const sqlite = await importDriver(
@@ -12,11 +14,11 @@ export async function createDriver(url: string): Promise<StorageDriver> {
       'SQLite',
       'better-sqlite3',
     );
-    return new sqlite.SqliteDriver(sqlite.parseSqliteUrl(url));
+    return new sqlite.SqliteDriver({ ...sqlite.parseSqliteUrl(url), env });
   }
   if (scheme === 'postgres:' || scheme === 'postgresql:') {
     const postgres = await importDriver(() => import('./postgres/index.js'), 'PostgreSQL', 'pg');
-    return new postgres.PostgresDriver(postgres.parsePostgresUrl(url));
+    return new postgres.PostgresDriver(postgres.parsePostgresUrl(url, env));
   }
   throw new Error(
     `Unsupported DATABASE_URL ${redactUrl(url)}: use sqlite:<file>, sqlite::memory: or postgres://user@host:port/database`,

@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
+import type { DataContext } from './data-context.js';
 import type { EntityDefinition } from './definition.js';
-import type { StorageDriver, StoredFields, StoredRecord } from './driver.js';
+import type { StoredFields, StoredRecord } from './driver.js';
 import { recordMeta, successBody } from './envelope.js';
 import {
   BadRequestError,
@@ -18,19 +19,6 @@ import { checkRecordDepth, readJsonBody } from './http/body.js';
 import type { RequestState } from './http/errors.js';
 import { withRecordLock } from './record-lock.js';
 import type { Issue } from './issues.js';
-
-/** What every record operation needs besides the request: where records live and the limits. */
-export interface DataContext {
-  readonly driver: StorageDriver;
-  /** Maximum request body size in bytes. */
-  readonly bodyLimit: number;
-  /** Current time in Unix milliseconds (replaceable in tests). */
-  readonly now: () => number;
-  /** The largest page a list answers (default 1000). */
-  readonly maxPageSize?: number;
-  /** The key that signs list cursors (HMAC), fetched once; see `createService`. */
-  readonly cursorKey?: () => Promise<string>;
-}
 
 /** An entity's definition, with its record type erased for the dispatcher. */
 type AnyDefinition = EntityDefinition<object>;
@@ -106,6 +94,9 @@ export async function getRecord<R extends object>(
   const etag = entityTag(stored.version);
   const ifNoneMatch = ctx.get('If-None-Match');
   // If-None-Match compares weakly (RFC 9110 §13.1.2): W/"3" names the same version as "3".
+  // Not Koa's `ctx.fresh`: its `fresh` package answers in full whenever the request says
+  // `Cache-Control: no-cache`, which fetch() adds to every request carrying If-None-Match, so
+  // such clients would never get their 304 (RFC 9110 §13.1.2 asks the origin for one).
   if (ifNoneMatch !== '' && tagListMatches(ifNoneMatch, etag, true)) {
     ctx.status = 304;
     ctx.set('ETag', etag);
@@ -229,7 +220,7 @@ async function deleteRecordNow<R extends object>(
       expectedVersion = current.version;
     }
     const now = data.now();
-    const deleted = await data.driver.delete(definition.table, key, now, expectedVersion);
+    const deleted = await data.driver.delete(definition.table, key, expectedVersion, now);
     if (deleted === undefined) {
       if (expectedVersion === undefined) throw new RecordNotFoundError(definition.name, id);
       if (ifMatch !== '') throw new PreconditionFailedError(preconditionReason(definition, id));

@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import type { Authenticator } from './auth/credentials.js';
 import { errorBody } from './envelope.js';
 import type { OpenOptions, StorageDriver, TableDescriptor } from './driver.js';
+import type { Environment } from './env.js';
 import { isStorageUnavailableError, StorageUnavailableError } from './errors.js';
 import { createLogger, type Logger } from './logger.js';
 import { loadMigrations } from './migrations.js';
@@ -17,6 +18,11 @@ export interface StartOptions {
   readonly port: number;
   readonly host: string;
   readonly databaseUrl: string;
+  /**
+   * The environment the storage driver reads its further settings from (`SQLITE_SYNCHRONOUS`,
+   * `PGPOOL_MAX`, …; docs/configuration.md). A generated `server.ts` passes `process.env`.
+   */
+  readonly env: Environment;
   readonly logLevel?: string;
   readonly bodyLimit?: number;
   /** Credentials for the access rules (see `authFromEnv`); none: only public methods work. */
@@ -34,6 +40,8 @@ export interface StartOptions {
   readonly maxPageSize?: number;
   /** The key that signs list cursors (`CURSOR_SECRET`); default: generated, kept in the storage. */
   readonly cursorSecret?: string;
+  /** Trust the `X-Forwarded-*` headers of a proxy in front (`TRUST_PROXY=true`; default false). */
+  readonly trustProxy?: boolean;
   /** Stop waiting for open requests after this long on shutdown (default 10 s). */
   readonly shutdownTimeoutMs?: number;
   /**
@@ -52,6 +60,13 @@ export interface RunningService {
   readonly driver: StorageDriver;
   /** Stops accepting connections, waits for open requests, closes the storage. */
   close(): Promise<void>;
+  /**
+   * Settles once the service has stopped: resolves after a graceful shutdown (`close()`, SIGTERM
+   * or SIGINT), rejects when the shutdown failed or the service had to stop because its storage
+   * became unusable (logged as `fatal`). What the process does then is the caller's choice: a
+   * generated `server.ts` exits with 0 or 1.
+   */
+  readonly stopped: Promise<void>;
 }
 
 /** The levels pino knows. */
@@ -62,7 +77,8 @@ const MAX_RETRY_MS = 10_000;
 
 /**
  * Starts a service: opens the storage (retrying with backoff while it is unreachable, answering
- * 503 meanwhile), listens, and shuts down gracefully on SIGTERM and SIGINT.
+ * 503 meanwhile), listens, and shuts down gracefully on SIGTERM and SIGINT. It never ends the
+ * process itself: see `RunningService.stopped`.
  */
 export async function startServer(options: StartOptions): Promise<RunningService> {
   const level = options.logLevel ?? 'info';
@@ -75,7 +91,17 @@ export async function startServer(options: StartOptions): Promise<RunningService
   if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65535) {
     throw new Error(`PORT must be an integer from 0 to 65535, not ${options.port}`);
   }
-  const inner = await createDriver(options.databaseUrl);
+  const stopped = deferred();
+  let failure: { readonly error: unknown } | undefined;
+  let started = false;
+  /** Stops the service because it cannot go on; `stopped` rejects with `error`. */
+  const stop = (error: unknown): void => {
+    failure ??= { error };
+    // Before the service listens, it stops as soon as it does (see below).
+    if (started) void close().catch(() => undefined);
+  };
+  const inner = await createDriver(options.databaseUrl, options.env);
+  const storage = redactUrl(options.databaseUrl);
   const migrationsDir = resolve(options.migrationsDir ?? 'migrations');
   const migrations = await loadMigrations(migrationsDir, inner.dialect);
   const driver = new RetryingOpenDriver(
@@ -87,7 +113,14 @@ export async function startServer(options: StartOptions): Promise<RunningService
         logger.info({ migrations: ids, migrationsDir }, `applied ${ids.length} migration(s)`),
     },
     logger,
-    redactUrl(options.databaseUrl),
+    storage,
+    (fatal) => {
+      // Reachable again but unusable (e.g. the database is ahead of the code): the service
+      // cannot serve, so it stops as a failed first start does.
+      const reason = fatal instanceof Error ? fatal.message : String(fatal);
+      logger.fatal({ storage, err: fatal }, `storage cannot be used: ${reason}`);
+      stop(fatal);
+    },
   );
   try {
     await driver.openOnce();
@@ -104,6 +137,7 @@ export async function startServer(options: StartOptions): Promise<RunningService
     ...(options.corsOrigins === undefined ? {} : { corsOrigins: options.corsOrigins }),
     ...(options.maxPageSize === undefined ? {} : { maxPageSize: options.maxPageSize }),
     ...(options.cursorSecret === undefined ? {} : { cursorSecret: options.cursorSecret }),
+    ...(options.trustProxy === undefined ? {} : { trustProxy: options.trustProxy }),
   });
   const server = limitedServer(app, options);
   server.listen(options.port, options.host);
@@ -118,38 +152,65 @@ export async function startServer(options: StartOptions): Promise<RunningService
     `listening on http://${options.host}:${port}`,
   );
 
+  const shutdown = async (): Promise<void> => {
+    // A second signal during the shutdown gets Node's default: the process ends at once.
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+    logger.info('shutting down');
+    const timeout = setTimeout(
+      () => server.closeAllConnections(),
+      options.shutdownTimeoutMs ?? 10_000,
+    );
+    timeout.unref();
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeIdleConnections();
+    });
+    clearTimeout(timeout);
+    await driver.close();
+    logger.info('stopped');
+  };
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
-    closing ??= (async () => {
-      logger.info('shutting down');
-      const timeout = setTimeout(
-        () => server.closeAllConnections(),
-        options.shutdownTimeoutMs ?? 10_000,
+    if (closing === undefined) {
+      closing = shutdown();
+      closing.then(
+        () => (failure === undefined ? stopped.resolve() : stopped.reject(failure.error)),
+        (error: unknown) => {
+          logger.error({ err: error }, 'shutdown failed');
+          stopped.reject(error);
+        },
       );
-      timeout.unref();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      });
-      clearTimeout(timeout);
-      await driver.close();
-      logger.info('stopped');
-    })();
+    }
     return closing;
   };
-  const onSignal = (signal: NodeJS.Signals): void => {
+  function onSignal(signal: NodeJS.Signals): void {
     logger.info({ signal }, 'signal received');
-    void close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        logger.error({ err: error }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
+    void close().catch(() => undefined); // reported through `stopped`
+  }
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
-  return { server, driver, close };
+  started = true;
+  // The storage turned out unusable while the service was starting to listen.
+  if (failure !== undefined) void close().catch(() => undefined);
+  return { server, driver, close, stopped: stopped.promise };
+}
+
+/** A promise with its settle functions. */
+function deferred(): {
+  promise: Promise<void>;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+} {
+  let resolve!: () => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<void>((yes, no) => {
+    resolve = yes;
+    reject = no;
+  });
+  // A caller that ignores `stopped` must not get an unhandled rejection for it.
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
 }
 
 /** Default of `requestTimeoutMs`. */
@@ -217,6 +278,8 @@ class RetryingOpenDriver implements StorageDriver {
     private readonly openOptions: OpenOptions,
     private readonly logger: Logger,
     private readonly label: string,
+    /** Called when the storage came back but cannot be used: the service must stop. */
+    private readonly onFatal: (error: unknown) => void,
   ) {}
 
   get dialect(): string {
@@ -236,16 +299,7 @@ class RetryingOpenDriver implements StorageDriver {
         'storage unavailable, retrying',
       );
       this.retryTimer = setTimeout(() => {
-        this.openOnce(Math.min(delay * 2, MAX_RETRY_MS)).catch((fatal: unknown) => {
-          // Reachable again but unusable (e.g. the database is ahead of the code): the service
-          // cannot serve, so it stops the way a failed first start does.
-          const reason = fatal instanceof Error ? fatal.message : String(fatal);
-          this.logger.fatal(
-            { storage: this.label, err: fatal },
-            `storage cannot be used: ${reason}`,
-          );
-          process.exit(1);
-        });
+        this.openOnce(Math.min(delay * 2, MAX_RETRY_MS)).catch(this.onFatal);
       }, delay);
       this.retryTimer.unref();
     }
@@ -264,8 +318,8 @@ class RetryingOpenDriver implements StorageDriver {
     this.check().insert(table, records, now);
   update: StorageDriver['update'] = (table, key, record, version, now) =>
     this.check().update(table, key, record, version, now);
-  delete: StorageDriver['delete'] = (table, key, now, version) =>
-    this.check().delete(table, key, now, version);
+  delete: StorageDriver['delete'] = (table, key, version, now) =>
+    this.check().delete(table, key, version, now);
   list: StorageDriver['list'] = (table, query) => this.check().list(table, query);
   count: StorageDriver['count'] = (table, query) => this.check().count(table, query);
   activity: StorageDriver['activity'] = () => this.check().activity();

@@ -1,44 +1,30 @@
 import { randomBytes } from 'node:crypto';
 import Router from '@koa/router';
-import Koa, { type Context } from 'koa';
-import {
-  authorize,
-  mayCall,
-  ownerScope,
-  type AccessMethod,
-  type Principal,
-} from './auth/access.js';
+import Koa, { type Context, type Middleware } from 'koa';
+import compose from 'koa-compose';
+import { mayCall, type Principal } from './auth/access.js';
 import { Authenticator } from './auth/credentials.js';
-import type { StorageDriver } from './driver.js';
+import { countRecords } from './listing.js';
+import type { StorageDriver, TableDescriptor } from './driver.js';
 import { recordMeta, successBody } from './envelope.js';
-import {
-  BadRequestError,
-  EntityNotFoundError,
-  MethodNotAllowedError,
-  quoteInput,
-} from './errors.js';
+import { EntityNotFoundError } from './errors.js';
 import { DEFAULT_BODY_LIMIT } from './http/body.js';
 import { corsMiddleware } from './http/cors.js';
 import { errorMiddleware, type RequestState } from './http/errors.js';
-import { customRoutesMiddleware, withEntityMiddleware } from './hooks.js';
+import { customRoutesMiddleware } from './hooks.js';
 import { createLogger, type Logger } from './logger.js';
-import type { DataContext } from './operations.js';
-import type { CollectionHandler, DataRoutes } from './routes.js';
+import type { DataContext } from './data-context.js';
+import type { RestConfig } from './rest-config.js';
+import { guard, mountRouter, pathNameOf, type DataRoutes } from './routes.js';
+import { addOpenApiRoutes, type OpenApiDocument } from './openapi.js';
+import type { EntityDocument } from './schema.js';
 
-/** The REST configuration of one entity, as baked into the generated code. */
-export interface RestConfig {
-  readonly allowedMethods: readonly ('GET_LIST' | 'GET_BYID' | 'NEW' | 'UPDATE' | 'DELETE')[];
-  readonly getListStrategy: 'ALL' | 'START_LIMIT';
-  readonly defaultLimit?: number;
-  readonly maxWindow?: number;
-  readonly defaultOrder?: readonly string[];
-  readonly allowedOrderingFields?: readonly string[];
-}
+export type { RestConfig } from './rest-config.js';
 
 /** What `/entity` tells about one entity. */
 export interface EntityInfo {
   /** The ENTITY document as written in the schema. */
-  readonly schema: unknown;
+  readonly schema: EntityDocument;
   readonly restConfig: RestConfig;
 }
 
@@ -46,10 +32,15 @@ export interface EntityInfo {
 export interface ServiceDefinition {
   /** Hash of the normalized schema, reported by `/summary`. */
   readonly schemaHash: string;
-  /** Every entity's routes, sorted by entity name. */
-  readonly routes: readonly DataRoutes[];
-  /** Schema and REST configuration of every entity, by entity name. */
-  readonly entities: Readonly<Record<string, EntityInfo>>;
+  /** Every entity, sorted by name. */
+  readonly entities: readonly DataRoutes[];
+  /** The OpenAPI document `entity-gen generate` wrote (`readOpenApiDocument`), when there is one. */
+  readonly openApi?: OpenApiDocument | undefined;
+}
+
+/** The storage layout of every entity of a service, for opening a driver. */
+export function tablesOf(service: ServiceDefinition): TableDescriptor[] {
+  return service.entities.map((entity) => entity.definition.table);
 }
 
 /** The Koa application of a generated service. */
@@ -77,54 +68,19 @@ export interface ServiceOptions {
    * kept in the storage on first use, so every instance on that storage shares it.
    */
   readonly cursorSecret?: string;
+  /**
+   * Trust `X-Forwarded-For`, `-Proto` and `-Host` (Koa's `app.proxy`; `TRUST_PROXY=true` in a
+   * generated server.ts). Only behind a proxy that sets them: clients can send them too.
+   */
+  readonly trustProxy?: boolean;
 }
 
 const DATA_PREFIX = '/data/';
 
-type RestMethod = RestConfig['allowedMethods'][number];
-
-/** The HTTP methods of `/data/{entity}` and `/data/{entity}/{id}` that each REST method covers. */
-const COLLECTION_METHODS: readonly (readonly [string, RestMethod])[] = [
-  ['GET', 'GET_LIST'],
-  ['HEAD', 'GET_LIST'],
-  ['POST', 'NEW'],
-];
-const RECORD_METHODS: readonly (readonly [string, RestMethod])[] = [
-  ['GET', 'GET_BYID'],
-  ['HEAD', 'GET_BYID'],
-  ['PUT', 'UPDATE'],
-  ['PATCH', 'UPDATE'],
-  ['DELETE', 'DELETE'],
-];
-
-/** The methods an entity's two resources answer, for `Allow` and OPTIONS. */
-interface AllowedMethods {
-  readonly collection: readonly string[];
-  readonly record: readonly string[];
-}
-
 /**
- * What `Allow` lists: the methods of the resource minus those the REST configuration switched
- * off (they answer 403) and, for a single-record entity, POST and DELETE (they answer 405).
- */
-function allowedMethods(routes: DataRoutes, restConfig: RestConfig | undefined): AllowedMethods {
-  const single = routes.definition.singleRecordId !== undefined;
-  const enabled = (rest: RestMethod): boolean =>
-    restConfig === undefined || restConfig.allowedMethods.includes(rest);
-  const pick = (methods: readonly (readonly [string, RestMethod])[]): string[] =>
-    methods
-      .filter(
-        ([method, rest]) =>
-          enabled(rest) && !(single && (method === 'POST' || method === 'DELETE')),
-      )
-      .map(([method]) => method);
-  return { collection: pick(COLLECTION_METHODS), record: pick(RECORD_METHODS) };
-}
-
-/**
- * Builds the Koa application of a generated service: the error envelope first, then `/data`
- * dispatch (one map lookup per request, however many entities there are), then the metadata
- * routes. It does not listen; use `app.callback()` or `app.listen()`.
+ * Builds the Koa application of a generated service: the error envelope first, then each
+ * entity's router under `/data/<entity>` (picked with one map lookup, however many entities there
+ * are), then the metadata routes. It does not listen; use `app.callback()` or `app.listen()`.
  */
 export function createService(service: ServiceDefinition, options: ServiceOptions): ServiceApp {
   const logger = options.logger ?? createLogger();
@@ -136,20 +92,18 @@ export function createService(service: ServiceDefinition, options: ServiceOption
     now: options.now ?? Date.now,
   };
   const byPathName = new Map<string, DataRoutes>();
-  const allowed = new Map<DataRoutes, AllowedMethods>();
-  for (const routes of service.routes) {
-    byPathName.set(routes.definition.name.toLowerCase(), routes);
-    allowed.set(
-      routes,
-      allowedMethods(routes, service.entities[routes.definition.name]?.restConfig),
-    );
+  const byName = new Map(service.entities.map((routes) => [routes.definition.name, routes]));
+  const routers = new Map<DataRoutes, Middleware<RequestState>>();
+  for (const routes of service.entities) {
+    byPathName.set(pathNameOf(routes.definition), routes);
+    routers.set(routes, mountRouter(routes, routes.router(data)));
   }
   const findRoutes = (segment: string): DataRoutes => {
     const routes = byPathName.get(segment.toLowerCase());
     if (routes === undefined) throw new EntityNotFoundError(safeDecode(segment).toUpperCase());
     return routes;
   };
-  const accessControlled = service.routes.some((routes) => routes.access !== undefined);
+  const accessControlled = service.entities.some((routes) => routes.access !== undefined);
   const auth = options.auth ?? new Authenticator();
   if (!accessControlled) {
     logger.warn(
@@ -164,21 +118,9 @@ export function createService(service: ServiceDefinition, options: ServiceOption
   /** Whether the caller may list an entity, and so see it in /entity and /summary. */
   const listable = (ctx: Context, routes: DataRoutes): boolean =>
     routes.access === undefined || mayCall(routes.access.GET_LIST, principalOf(ctx));
-  /** The access check of one entity method: 401/403 when refused, the owner rule when it applies. */
-  const guard = (ctx: Context, routes: DataRoutes, method: AccessMethod): void => {
-    const principal = principalOf(ctx);
-    authorize(routes.access, method, routes.definition.name, principal);
-    const state = ctx.state as RequestState;
-    const owner = ownerScope(routes.access, principal);
-    if (owner !== undefined) state.owner = owner;
-    const access = routes.access;
-    // PUT and PATCH create an absent record: that needs NEW too, checked once it is known absent.
-    if (method === 'UPDATE' && access !== undefined)
-      state.authorizeCreate = () => authorize(access, 'NEW', routes.definition.name, principal);
-  };
 
   const app = new Koa<RequestState>();
-  app.proxy = process.env['TRUST_PROXY'] === 'true';
+  app.proxy = options.trustProxy === true;
   // Behind one trusted proxy only its own X-Forwarded-For entry counts: the rest is client-supplied.
   app.maxIpsCount = 1;
   app.silent = true;
@@ -196,26 +138,17 @@ export function createService(service: ServiceDefinition, options: ServiceOption
       return next();
     });
   }
-  // The users' custom routes come before the /data dispatcher, which would otherwise take
+  // The users' custom routes come before the entities' routers, which would otherwise take
   // `/data/product/p1/summary` for the record with id `p1/summary`.
-  const customRoutes = customRoutesMiddleware(service.routes, data);
+  const customRoutes = customRoutesMiddleware(service.entities, data);
   if (customRoutes !== undefined) app.use(customRoutes);
-  app.use(async (ctx, next) => {
+  app.use((ctx, next) => {
     const path = ctx.path;
     if (!path.startsWith(DATA_PREFIX)) return next();
-    let rest = path.slice(DATA_PREFIX.length);
-    if (rest.endsWith('/')) rest = rest.slice(0, -1);
-    const slash = rest.indexOf('/');
-    if (rest === '' || slash === 0) return next();
-    const routes = findRoutes(slash === -1 ? rest : rest.slice(0, slash));
-    const methods = allowed.get(routes)!;
-    const handler =
-      slash === -1
-        ? collectionHandler(routes, ctx.method, methods.collection)
-        : recordHandler(routes, ctx.method, decodeId(rest.slice(slash + 1)), methods.record);
-    const method = accessMethodOf(ctx.method, slash === -1);
-    if (method !== undefined) guard(ctx, routes, method);
-    return withEntityMiddleware(routes.hooks, ctx, () => handler(ctx, data));
+    const end = path.indexOf('/', DATA_PREFIX.length);
+    const segment = path.slice(DATA_PREFIX.length, end === -1 ? undefined : end);
+    if (segment === '') return next();
+    return routers.get(findRoutes(segment))!(ctx, next);
   });
 
   const router = new Router<RequestState>();
@@ -230,35 +163,38 @@ export function createService(service: ServiceDefinition, options: ServiceOption
     return routes;
   };
   router.get('/entity', (ctx) => {
-    if (!accessControlled) {
-      ctx.body = successBody(service.entities);
-      return;
-    }
     const visible: Record<string, EntityInfo> = {};
-    for (const routes of service.routes) {
-      const info = service.entities[routes.definition.name];
-      if (info !== undefined && listable(ctx, routes)) visible[routes.definition.name] = info;
-    }
+    for (const routes of service.entities)
+      if (listable(ctx, routes)) visible[routes.definition.name] = entityInfo(routes);
     ctx.body = successBody(visible);
   });
   router.get('/entity/:entity', (ctx) => {
-    const routes = findListable(ctx, ctx.params['entity'] ?? '');
-    ctx.body = successBody(service.entities[routes.definition.name]);
+    ctx.body = successBody(entityInfo(findListable(ctx, ctx.params['entity'] ?? '')));
   });
   // OPTIONS of an unknown entity is a 404 like its GET (router.allowedMethods would answer 200).
-  router.options(['/entity/:entity', '/entity/:entity/recordCounts'], (ctx) => {
+  router.options('/entity/:entity', (ctx) => {
     findListable(ctx, ctx.params['entity'] ?? '');
     sendAllow(ctx, ['GET', 'HEAD']);
   });
+  // Like the list it counts: without GET_LIST in the REST configuration, no method is allowed.
+  router.options('/entity/:entity/recordCounts', (ctx) => {
+    const routes = findListable(ctx, ctx.params['entity'] ?? '');
+    sendAllow(ctx, routes.restConfig.allowedMethods.includes('GET_LIST') ? ['GET', 'HEAD'] : []);
+  });
   router.get('/entity/:entity/recordCounts', (ctx) => {
     const routes = findRoutes(ctx.params['entity'] ?? '');
-    guard(ctx, routes, 'GET_LIST');
-    return withEntityMiddleware(routes.hooks, ctx, () => routes.count(ctx, data));
+    // The same access rule and middleware as the entity's list.
+    if (routes.access !== undefined) guard(ctx, routes.access, 'GET_LIST', routes.definition.name);
+    const count = (): Promise<void> =>
+      countRecords(ctx, data, routes.definition, routes.restConfig);
+    const middleware = routes.hooks.middleware;
+    if (middleware === undefined || middleware.length === 0) return count();
+    return compose([...middleware])(ctx, count);
   });
   router.get('/summary', async (ctx) => {
     const activity = await data.driver.activity();
     const entities: Record<string, Record<string, number | string>> = {};
-    for (const routes of service.routes) {
+    for (const routes of service.entities) {
       if (!listable(ctx, routes)) continue;
       const name = routes.definition.name;
       const times = activity[name] ?? {};
@@ -270,9 +206,19 @@ export function createService(service: ServiceDefinition, options: ServiceOption
     }
     ctx.body = successBody({ schemaHash: service.schemaHash, entities });
   });
+  // The document and its reference page leave out the entities the caller may not list.
+  addOpenApiRoutes(router, service.openApi, (ctx, entity) => {
+    const routes = byName.get(entity);
+    return routes !== undefined && listable(ctx, routes);
+  });
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;
+}
+
+/** What `/entity` tells about an entity: its document as the schema declares it, its REST config. */
+function entityInfo(routes: DataRoutes): EntityInfo {
+  return { schema: routes.definition.document, restConfig: routes.restConfig };
 }
 
 /**
@@ -296,72 +242,8 @@ function cursorKeyOf(options: ServiceOptions): () => Promise<string> {
   };
 }
 
-/** The access method a request on `/data` calls; `undefined` for OPTIONS. */
-function accessMethodOf(method: string, collection: boolean): AccessMethod | undefined {
-  switch (method) {
-    case 'GET':
-    case 'HEAD':
-      return collection ? 'GET_LIST' : 'GET_BYID';
-    case 'POST':
-      return 'NEW';
-    case 'PUT':
-    case 'PATCH':
-      return 'UPDATE';
-    case 'DELETE':
-      return 'DELETE';
-    default:
-      return undefined;
-  }
-}
-
 function principalOf(ctx: Context): Principal | undefined {
   return (ctx.state as RequestState).principal;
-}
-
-/** The handler of a request on `/data/{entity}`, or the 405 it gets. */
-function collectionHandler(
-  routes: DataRoutes,
-  method: string,
-  allow: readonly string[],
-): CollectionHandler {
-  const single = routes.definition.singleRecordId !== undefined;
-  if (method === 'GET' || method === 'HEAD') return routes.list;
-  if (method === 'OPTIONS') return options(allow);
-  if (method === 'POST' && !single) return routes.insert;
-  throw notAllowed(method, routes, allow);
-}
-
-/** The handler of a request on `/data/{entity}/{id}`, or the 405 it gets. */
-function recordHandler(
-  routes: DataRoutes,
-  method: string,
-  id: string,
-  allow: readonly string[],
-): CollectionHandler {
-  const single = routes.definition.singleRecordId !== undefined;
-  switch (method) {
-    case 'GET':
-    case 'HEAD':
-      return (ctx, data) => routes.get(ctx, data, id);
-    case 'PUT':
-      return (ctx, data) => routes.replace(ctx, data, id);
-    case 'PATCH':
-      return (ctx, data) => routes.patch(ctx, data, id);
-    case 'DELETE':
-      if (!single) return (ctx, data) => routes.remove(ctx, data, id);
-      break;
-    case 'OPTIONS':
-      return options(allow);
-  }
-  throw notAllowed(method, routes, allow);
-}
-
-/** OPTIONS: the methods the resource accepts, in `Allow` and in the envelope. */
-function options(allowed: readonly string[]): CollectionHandler {
-  return (ctx) => {
-    sendAllow(ctx, allowed);
-    return Promise.resolve();
-  };
 }
 
 function sendAllow(ctx: Pick<Context, 'set' | 'body'>, allowed: readonly string[]): void {
@@ -378,29 +260,6 @@ function addTime(
   const meta = recordMeta(ms);
   target[`${name}TimeUnix`] = meta.lastUpdateTimeUnix;
   target[`${name}TimeISO`] = meta.lastUpdateTimeISO;
-}
-
-function notAllowed(
-  method: string,
-  routes: DataRoutes,
-  allowed: readonly string[],
-): MethodNotAllowedError {
-  const entity = routes.definition.name;
-  const what = routes.definition.singleRecordId === undefined ? '' : ' (a single-record entity)';
-  return new MethodNotAllowedError(
-    `Method ${method} is not allowed here for Entity ${entity}${what}; allowed: ${allowed.join(', ')}`,
-    allowed,
-  );
-}
-
-function decodeId(raw: string): string {
-  try {
-    return decodeURIComponent(raw);
-  } catch {
-    throw new BadRequestError(
-      `Record id ${quoteInput(raw)} in the path is not valid percent-encoding`,
-    );
-  }
 }
 
 function safeDecode(raw: string): string {

@@ -1,17 +1,14 @@
 /**
  * The access file (`--access`): every validation rule as a table (`line:col CODE` per case), in
- * YAML and in JSON, the resolved rules (defaults filled in; the same from either format), and the
- * CLI's `file:line:col` output with nothing written.
+ * YAML and in JSON, and the resolved rules (defaults filled in; the same from either format). The
+ * CLI's `file:line:col` output: test/cli/access.test.ts.
  */
-import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { loadAccess } from '../../cli/access/index.js';
-import { OUTPUT, ROOT } from '../helpers/generate.js';
+import { ROOT } from '../helpers/generate.js';
 import { modelOf } from '../migrate/helpers.js';
 
 const MODEL = modelOf(
@@ -225,47 +222,4 @@ describe('the shop example', () => {
     const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
     expect(readme).toContain(`\`\`\`yaml\n${text}\`\`\``);
   });
-});
-
-describe('entity-gen generate --access', () => {
-  it.each([
-    ['access.yaml', 'entities:\n  ORDER:\n    owner: total\n    GET: [x]\n', '3:12', '4:5'],
-    [
-      'access.json',
-      '{\n  "entities": {\n    "ORDER": {\n      "owner": "total",\n      "GET": ["x"]\n    }\n  }\n}\n',
-      '4:16',
-      '5:7',
-    ],
-  ])(
-    'reports problems of %s as file:line:col, exits 1 and writes nothing',
-    async (file, text, owner, method) => {
-      const work = join(OUTPUT, `access-cli-${file.replace('.', '-')}`);
-      await rm(work, { recursive: true, force: true });
-      await mkdir(work, { recursive: true });
-      await writeFile(join(work, file), text);
-      const run = await promisify(execFile)(
-        process.execPath,
-        [
-          join(ROOT, 'dist/cli/main.js'),
-          'generate',
-          join(ROOT, 'fixtures/access/schema.yaml'),
-          '-o',
-          'svc',
-          '--access',
-          file,
-        ],
-        { cwd: work },
-      ).then(
-        () => ({ code: 0, stderr: '' }),
-        (error: { code: number; stderr: string }) => error,
-      );
-      expect(run.code).toBe(1);
-      expect(run.stderr).toBe(
-        `${file}:${owner}: owner 'total' of entity ORDER is a DECIMAL field; an owner field holds a subject, so it must be STRING, INTEGER or ENTITY_REF (ACCESS_INVALID_OWNER)\n` +
-          `${file}:${method}: Unknown method 'GET' for entity ORDER; use GET_LIST, GET_BYID, NEW, UPDATE, DELETE or owner (ACCESS_UNKNOWN_METHOD)\n` +
-          '2 problems found; nothing was written.\n',
-      );
-      expect(existsSync(join(work, 'svc'))).toBe(false);
-    },
-  );
 });

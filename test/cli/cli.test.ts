@@ -3,6 +3,7 @@ import { cp, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { main } from '../../cli/program.js';
 import { OUTPUT, ROOT } from '../helpers/generate.js';
 
 const exec = promisify(execFile);
@@ -62,7 +63,7 @@ describe('entity-gen generate', () => {
     const first = await cli('generate', 'shop.yaml', '-o', 'svc');
     expect(first).toMatchObject({ code: 0, stderr: '' });
     expect(first.stdout).toMatch(
-      /^Generated 19 files for 3 entities in svc: 19 created, 0 updated, 0 unchanged, 0 deleted\.\n$/,
+      /^Generated 24 files for 3 entities in svc: 24 created, 0 updated, 0 unchanged, 0 deleted\.\n$/,
     );
     const files = await filesUnder(join(WORK, 'svc'));
     expect(files.map((file) => file.slice(WORK.length + 5))).toContain(
@@ -76,7 +77,7 @@ describe('entity-gen generate', () => {
       '// Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)',
     );
     const second = await cli('generate', 'shop.yaml', '-o', 'svc');
-    expect(second.stdout).toContain('0 created, 0 updated, 19 unchanged, 0 deleted');
+    expect(second.stdout).toContain('0 created, 0 updated, 24 unchanged, 0 deleted');
   });
 
   it('writes the manifest and the user files; user files carry no DO NOT EDIT header', async () => {
@@ -129,7 +130,7 @@ describe('entity-gen generate', () => {
     );
     const result = await cli('generate', 'shop.yaml', '-o', 'svc', '--allow-data-loss');
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain('3 deleted');
+    expect(result.stdout).toContain('4 deleted');
     expect(result.stdout).toContain('deleted  src/entities/product/types.ts');
     expect(result.stdout).toMatch(/note: src\/hooks\/product\.ts belongs to no entity/);
     const files = (await filesUnder(join(WORK, 'svc'))).map((file) => file.slice(WORK.length + 5));
@@ -159,7 +160,7 @@ describe('entity-gen generate', () => {
     await rm(join(WORK, 'svc/.entity-gen'), { recursive: true });
     const same = await cli('generate', 'shop.yaml', '-o', 'svc');
     expect(same.code).toBe(0);
-    expect(same.stdout).toContain('19 unchanged');
+    expect(same.stdout).toContain('24 unchanged');
     await rm(join(WORK, 'svc/.entity-gen'), { recursive: true });
     await writeFile(
       join(WORK, 'svc/src/app.ts'),
@@ -251,7 +252,7 @@ describe('entity-gen generate --dry-run', () => {
     );
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(
-      /^Dry run for svc \(nothing was written\): 6 to create, \d+ to update, \d+ unchanged, 3 to delete\.\n/,
+      /^Dry run for svc \(nothing was written\): 7 to create, \d+ to update, \d+ unchanged, 4 to delete\.\n/,
     );
     expect(result.stdout).toContain('  create   src/entities/item/types.ts\n');
     expect(result.stdout).toContain('  create   src/hooks/item.ts (yours from now on)\n');
@@ -264,7 +265,7 @@ describe('entity-gen generate --dry-run', () => {
   it('writes nothing into a folder that does not exist yet', async () => {
     const result = await cli('generate', 'shop.yaml', '-o', 'svc', '--dry-run');
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain('19 to create');
+    expect(result.stdout).toContain('24 to create');
     expect(await filesUnder(join(WORK, 'svc'))).toEqual([]);
   });
 });
@@ -291,7 +292,7 @@ describe('entity-gen check', () => {
     const result = await cli('check', 'shop.yaml', '-o', 'svc', '--allow-data-loss');
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(
-      /^svc is out of date: 6 to create, \d+ to update, \d+ unchanged, 3 to delete\.\n/,
+      /^svc is out of date: 7 to create, \d+ to update, \d+ unchanged, 4 to delete\.\n/,
     );
     expect(result.stdout).toContain('  update   src/service.ts\n');
     expect(result.stdout).toContain(
@@ -432,6 +433,30 @@ describe('entity-gen validate', () => {
   });
 });
 
+describe('main, in process', () => {
+  /** Runs `main` with captured output. */
+  async function run(...args: string[]): Promise<{ code: number; err: string }> {
+    let err = '';
+    const code = await main(args, {}, { out: () => undefined, err: (text) => void (err += text) });
+    return { code, err };
+  }
+
+  it('returns the exit code of the command and leaves process.exitCode alone', async () => {
+    const before = process.exitCode;
+    const shop = join(ROOT, 'fixtures/shop/shop.yaml');
+    expect(await run('validate', shop)).toEqual({ code: 0, err: '' });
+    const missing = await run('validate', join(WORK, 'no-such-schema.yaml'));
+    expect(missing.code).toBe(1);
+    expect(missing.err).toMatch(/no-such-schema\.yaml/);
+    expect((await run('generate', shop, '--driver', 'mysql')).code).toBe(2);
+    const nothing = await run('check', '-o', join(WORK, 'never-generated'));
+    expect(nothing.code).toBe(2);
+    expect(nothing.err).toMatch(/^entity-gen: /);
+    expect((await run('no-such-command')).code).toBe(2);
+    expect(process.exitCode).toBe(before);
+  });
+});
+
 describe('help and version', () => {
   it.each([
     [['--help']],
@@ -455,7 +480,7 @@ describe('defaults and the remembered invocation', () => {
   it('writes ./service when no -o is given, and says so', async () => {
     const result = await cli('generate', 'shop.yaml');
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toMatch(/^Generated 19 files for 3 entities in service: /);
+    expect(result.stdout).toMatch(/^Generated 24 files for 3 entities in service: /);
     expect((await filesUnder(join(WORK, 'service'))).length).toBeGreaterThan(10);
     expect(await cli('check')).toEqual({ code: 0, stdout: 'service is up to date.\n', stderr: '' });
   });

@@ -142,17 +142,26 @@ describe('sqlite driver specifics', () => {
       expect(driver.diagnostics()).toMatchObject({ synchronous: 'NORMAL', busyTimeoutMs: 1234 });
     });
 
-    it('SQLITE_SYNCHRONOUS=NORMAL from the environment; an explicit option wins', async () => {
-      vi.stubEnv('SQLITE_SYNCHRONOUS', 'normal');
-      const fromEnv = track(await openSqlite(`sqlite:${freshFile()}`));
+    it('SQLITE_SYNCHRONOUS=NORMAL from the env option; an explicit option wins', async () => {
+      const env = { SQLITE_SYNCHRONOUS: 'normal' };
+      const fromEnv = track(await openSqlite({ filename: freshFile(), env }));
       expect(fromEnv.diagnostics().synchronous).toBe('NORMAL');
-      const explicit = track(await openSqlite(`sqlite:${freshFile()}?synchronous=FULL`));
+      const explicit = track(
+        await openSqlite({ ...parseSqliteUrl(`sqlite:${freshFile()}?synchronous=FULL`), env }),
+      );
       expect(explicit.diagnostics().synchronous).toBe('FULL');
     });
 
+    it('does not read process.env: the caller hands the environment in', async () => {
+      vi.stubEnv('SQLITE_SYNCHRONOUS', 'normal');
+      const driver = track(await openSqlite(`sqlite:${freshFile()}`));
+      expect(driver.diagnostics().synchronous).toBe('FULL');
+    });
+
     it('rejects an invalid SQLITE_SYNCHRONOUS', () => {
-      vi.stubEnv('SQLITE_SYNCHRONOUS', 'OFF');
-      expect(() => new SqliteDriver({ filename: ':memory:' })).toThrow(/SQLITE_SYNCHRONOUS/);
+      expect(
+        () => new SqliteDriver({ filename: ':memory:', env: { SQLITE_SYNCHRONOUS: 'OFF' } }),
+      ).toThrow(/SQLITE_SYNCHRONOUS/);
     });
 
     it('in-memory databases have no WAL', async () => {
@@ -300,7 +309,7 @@ describe('sqlite driver specifics', () => {
         other.close();
       }
       await driver.insert(ITEMS, [{ id: 'a', qty: 1 }], 1);
-      expect(await driver.count(ITEMS, { filters: [], orderBy: [] })).toBe(1);
+      expect(await driver.count(ITEMS, { filters: [] })).toBe(1);
     });
 
     it('a writer waits for another process-like connection instead of failing', async () => {
@@ -335,7 +344,7 @@ describe('sqlite driver specifics', () => {
       } finally {
         await once(worker, 'exit');
       }
-      expect(await driver.count(ITEMS, { filters: [], orderBy: [] })).toBe(2);
+      expect(await driver.count(ITEMS, { filters: [] })).toBe(2);
     });
 
     it('programming errors are not mapped to StorageUnavailableError', async () => {

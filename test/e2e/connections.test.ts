@@ -23,6 +23,7 @@ beforeAll(async () => {
     port: 0,
     host: '127.0.0.1',
     databaseUrl: 'sqlite::memory:',
+    env: {},
     logLevel: 'silent',
     requestTimeoutMs: 1_000,
     maxConnections: 3,

@@ -9,11 +9,14 @@
  *   with 200 — before, during and after the outage — is readable.
  * - Started while the database is down, the service listens, answers 503, and becomes healthy
  *   when the database starts (startServer retries open() with backoff).
+ * - If the database that comes back cannot be used (it is ahead of the code), the service logs
+ *   that as fatal and its server.ts ends the process with exit code 1 and the reason.
  *
  * Runs whenever the PostgreSQL server binaries are available (independent of TEST_DATABASE_URL);
  * otherwise it is skipped with the reason printed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PostgresDriver } from '@entity-gen/runtime/postgres';
 import {
   buildFixtureService,
   sleep,
@@ -233,6 +236,30 @@ if (typeof environment === 'string') {
       });
       expect(inserted.status, inserted.text).toBe(200);
       expect(await service.stop()).toBe(0);
+    });
+
+    it('exits with code 1 and the reason when the database that comes back is ahead of the code', async () => {
+      // A schema whose migration table records a migration this service does not have.
+      const schema = 'ahead_of_the_code';
+      const newer = new PostgresDriver({ url: instance!.url, env: {}, schema });
+      await newer.open([], { migrations: [{ id: '9999_from-a-newer-version_0000000a', sql: '' }] });
+      await newer.close();
+      instance!.stop('fast');
+      const service = await startServiceProcess(dir, {
+        DATABASE_URL: `${instance!.url}?schema=${schema}&connect_timeout_ms=2000`,
+      });
+      services.push(service);
+      await waitFor(
+        'a retry while PostgreSQL is down',
+        async () => service.logs.join('').includes('storage unavailable, retrying'),
+        20_000,
+      );
+      instance!.start();
+      await waitFor('the process to end', async () => !service.alive(), 30_000);
+      expect(await service.stop()).toBe(1);
+      const logs = service.logs.join('');
+      expect(logs).toContain('storage cannot be used: The database is ahead of the code');
+      expect(logs).toMatch(/^The service stopped: The database is ahead of the code/m);
     });
   });
 }

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '@entity-gen/runtime';
+import { serve } from '../helpers/http.js';
 import { bootFixture, type BootedService } from '../helpers/service.js';
 
 let service: BootedService;
@@ -39,6 +41,22 @@ describe('conditional GET', () => {
     expect(response.status).toBe(304);
   });
 
+  it('answers the full record to a tag that does not match', async () => {
+    const stale = await service.request('GET', '/data/category/weak', {
+      headers: { 'if-none-match': '"7", W/"8"' },
+    });
+    expect(stale.status).toBe(200);
+    expect(stale.body.data.name).toBe('weak');
+  });
+
+  it('answers 304 to a matching tag despite Cache-Control: no-cache (fetch() always adds it)', async () => {
+    const response = await service.request('GET', '/data/category/weak', {
+      headers: { 'if-none-match': '"1"', 'cache-control': 'no-cache' },
+    });
+    expect(response.status).toBe(304);
+    expect(response.headers.get('etag')).toBe('"1"');
+  });
+
   it('does not match a weak tag for If-Match (strong comparison)', async () => {
     const response = await service.request('PATCH', '/data/category/weak', {
       body: { data: { description: 'x' } },
@@ -66,5 +84,33 @@ describe('single-record entities keep their key', () => {
     expect(replaced.status).toBe(400);
     const listed = await service.request('GET', '/data/shop_settings');
     expect(listed.body.data).toEqual([{ id: 'current', shopName: 'Shop' }]);
+  });
+});
+
+describe('client address behind a proxy', () => {
+  const forwarded = { 'x-forwarded-for': '198.51.100.9, 203.0.113.7' };
+
+  async function loggedIp(trustProxy: boolean): Promise<unknown> {
+    const logged: Record<string, unknown>[] = [];
+    const logger = createLogger({ level: 'debug' });
+    logger.debug = ((line: Record<string, unknown>) =>
+      void logged.push(line)) as typeof logger.debug;
+    const app = service.createApp({ driver: service.driver, logger, trustProxy });
+    const server = await serve(app.callback());
+    try {
+      await server.request('GET', '/health', { headers: forwarded });
+    } finally {
+      await server.close();
+    }
+    return logged.find((line) => line['path'] === '/health')?.['ip'];
+  }
+
+  it('logs the X-Forwarded-For entry the nearest proxy added when TRUST_PROXY is on', async () => {
+    // The earlier entries come from the client, which can write anything there.
+    expect(await loggedIp(true)).toBe('203.0.113.7');
+  });
+
+  it('logs the connection address when TRUST_PROXY is off', async () => {
+    expect(await loggedIp(false)).toMatch(/127\.0\.0\.1/);
   });
 });

@@ -25,6 +25,33 @@ describe('request size limit', () => {
     });
   });
 
+  it('answers 413 to a body without Content-Length once it streams past the limit', async () => {
+    const big = JSON.stringify({ data: { name: 'big', description: 'x'.repeat(4000) } });
+    // A stream body is sent chunked: only the streaming check can see its size.
+    const response = await fetch(`${service.url}/data/category`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: new Blob([big]).stream(),
+      duplex: 'half',
+    } as RequestInit);
+    expect(response.status).toBe(413);
+    expect(await response.json()).toEqual({
+      status: 'error',
+      error: { reason: 'Request body is larger than the limit of 1024 bytes' },
+    });
+  });
+
+  it('answers 400 naming the problem to a corrupt gzip body', async () => {
+    const response = await fetch(`${service.url}/data/category`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: Buffer.from('this is not gzip'),
+    });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { error: { reason: string } };
+    expect(body.error.reason).toMatch(/^Request body could not be read: .*header/);
+  });
+
   it('accepts a body under the limit', async () => {
     const response = await service.request('POST', '/data/category', {
       body: { data: { name: 'small' } },

@@ -14,7 +14,6 @@ import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { CommanderError } from 'commander';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   createLogger,
@@ -27,7 +26,8 @@ import { PostgresDriver } from '@entity-gen/runtime/postgres';
 import { SqliteDriver } from '@entity-gen/runtime/sqlite';
 import { formatDiagnostic } from '../../cli/diagnostics.js';
 import { generate } from '../../cli/generate/index.js';
-import { createProgram } from '../../cli/program.js';
+import { buildModel } from '../../cli/model/build.js';
+import { main } from '../../cli/program.js';
 import { planMigrations } from '../../cli/migrate/index.js';
 import { tableDescriptor } from '../../cli/migrate/tables.js';
 import type { SchemaModel } from '../../cli/model/types.js';
@@ -338,13 +338,16 @@ for (const target of targets) {
         const label = `step ${index} (${step.name})`;
         const dir = join(base, `step-${String(index).padStart(2, '0')}`);
         const schemaFile = `schema-${index}.yaml`;
-        const generated = await generate([{ file: schemaFile, text: step.schema }], {
-          schemaFiles: [schemaFile],
-          outputDir: dir,
-          driver: 'both',
+        const generated = await generate({
+          sources: [{ file: schemaFile, text: step.schema }],
+          options: { schemaFiles: [schemaFile], outputDir: dir, driver: 'both' },
         });
         expect(generated.diagnostics.map(formatDiagnostic), label).toEqual([]);
-        const model = generated.model!;
+        // Positioned, as generate() builds it again when the migrations planner has a problem.
+        const model = buildModel(
+          { sources: [{ file: schemaFile, text: step.schema }] },
+          'exact',
+        ).model!;
         const plan = planMigrations(
           previous === undefined ? undefined : snapshotOf(previous),
           model,
@@ -399,6 +402,7 @@ for (const target of targets) {
         port: 0,
         host: '127.0.0.1',
         databaseUrl: target.databaseUrl,
+        env: {},
         logLevel: 'silent',
         migrationsDir: join(lastGood, 'migrations'),
       });
@@ -421,6 +425,7 @@ for (const target of targets) {
         port: 0,
         host: '127.0.0.1',
         databaseUrl: target.databaseUrl,
+        env: {},
         logLevel: 'silent',
         migrationsDir: join(older, 'migrations'),
       }).then(
@@ -475,22 +480,14 @@ async function runCli(
 ): Promise<{ code: number; out: string; err: string }> {
   let out = '';
   let err = '';
-  const previous = process.exitCode;
-  process.exitCode = undefined;
-  const program = createProgram({
-    out: (text) => void (out += text),
-    err: (text) => void (err += text),
-  });
-  let code = 0;
-  try {
-    await program.parseAsync([...args], { from: 'user' });
-    code = typeof process.exitCode === 'number' ? process.exitCode : 0;
-  } catch (error) {
-    code = error instanceof CommanderError ? (error.exitCode === 0 ? 0 : 2) : 1;
-    if (!(error instanceof CommanderError)) err += String(error);
-  } finally {
-    process.exitCode = previous;
-  }
+  const code = await main(
+    args,
+    {},
+    {
+      out: (text) => void (out += text),
+      err: (text) => void (err += text),
+    },
+  );
   return { code, out, err };
 }
 

@@ -39,6 +39,28 @@ describe('allowedMethods', () => {
     });
   });
 
+  it('refuses to create a record with PUT or PATCH when NEW is switched off, and still updates', async () => {
+    for (const method of ['PUT', 'PATCH']) {
+      const response = await service.request(method, '/data/shop_settings/current', {
+        body: { data: { id: 'current', shopName: 'Bottega' } },
+      });
+      expect(response.status, method).toBe(403);
+      expect(response.body).toEqual({
+        status: 'error',
+        error: { reason: 'Method NEW not allowed for Entity SHOP_SETTINGS' },
+      });
+    }
+    expect((await service.request('GET', '/data/shop_settings/current')).status).toBe(404);
+    // Set up by an operator, the record can then be changed through the API.
+    const settings = service.tables.find((table) => table.entity === 'SHOP_SETTINGS')!;
+    await service.driver.insert(settings, [{ id: 'current', shopName: 'Bottega' }], Date.now());
+    const patched = await service.request('PATCH', '/data/shop_settings/current', {
+      body: { data: { currency: 'EUR' } },
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body.data).toEqual({ id: 'current', shopName: 'Bottega', currency: 'EUR' });
+  });
+
   it('still serves the allowed methods', async () => {
     expect(
       (await service.request('POST', '/data/category', { body: { data: { name: 'tools' } } }))
@@ -60,6 +82,13 @@ describe('allowedMethods', () => {
     // An entity without restrictions still lists every method.
     const product = await service.request('OPTIONS', '/data/product/a');
     expect(product.headers.get('allow')).toBe('GET, HEAD, PUT, PATCH, DELETE');
+    // recordCounts is allowed exactly when the list is.
+    const counts = await service.request('OPTIONS', '/entity/category/recordCounts');
+    expect(counts.status).toBe(200);
+    expect(counts.headers.get('allow')).toBe('');
+    expect(counts.body.data).toEqual({ allow: [] });
+    const productCounts = await service.request('OPTIONS', '/entity/product/recordCounts');
+    expect(productCounts.headers.get('allow')).toBe('GET, HEAD');
   });
 
   it('OPTIONS of an unknown entity answers 404 like its other methods', async () => {

@@ -34,6 +34,8 @@ export const FIXTURES: readonly Fixture[] = [
   { name: 'integer-key', schemas: ['fixtures/integer-key/schema.yaml'] },
   { name: 'gemini', schemas: ['fixtures/gemini/schema.json'] },
   { name: 'listing', schemas: ['fixtures/listing/schema.yaml'] },
+  // Entity and field names that clash with the names generated code uses.
+  { name: 'names', schemas: ['fixtures/names/schema.yaml'] },
   {
     name: 'access',
     schemas: ['fixtures/access/schema.yaml'],
@@ -65,12 +67,12 @@ export async function generateFixtureResult(
     fixture.access === undefined
       ? undefined
       : { file: fixture.access, text: await readFile(join(ROOT, fixture.access), 'utf8') };
-  const result = await generate(
-    await fixtureSources(fixture),
-    { schemaFiles: fixture.schemas, outputDir: `${fixture.name}-service` },
-    restConfig,
-    access,
-  );
+  const result = await generate({
+    sources: await fixtureSources(fixture),
+    options: { schemaFiles: fixture.schemas, outputDir: `${fixture.name}-service` },
+    ...(restConfig === undefined ? {} : { restConfig }),
+    ...(access === undefined ? {} : { access }),
+  });
   if (result.diagnostics.length > 0 || result.model === undefined) {
     throw new Error(
       `fixture ${fixture.name} is invalid:\n${JSON.stringify(result.diagnostics, null, 2)}`,
@@ -81,10 +83,7 @@ export async function generateFixtureResult(
 
 /** The plan of generating a fixture into an empty folder: every file and the manifest created. */
 export async function planFixtureFromScratch(fixture: Fixture): Promise<Plan> {
-  return planOutput(await generateFixtureResult(fixture), EMPTY_OUTPUT, {
-    force: false,
-    allowDataLoss: false,
-  });
+  return planOutput(await generateFixtureResult(fixture), EMPTY_OUTPUT, { force: false });
 }
 
 /**

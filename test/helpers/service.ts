@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type {
@@ -10,6 +11,7 @@ import { createLogger } from '@entity-gen/runtime';
 import { SqliteDriver } from '@entity-gen/runtime/sqlite';
 import { fixtureNamed, generateFixtureInto } from './generate.js';
 import { serve, type TestServer } from './http.js';
+import { responseChecker } from './openapi.js';
 
 /** The modules of a generated service that tests use. */
 interface GeneratedModules {
@@ -61,7 +63,7 @@ export async function bootFixture(
     ...(options.maxPageSize === undefined ? {} : { maxPageSize: options.maxPageSize }),
     ...(options.cursorSecret === undefined ? {} : { cursorSecret: options.cursorSecret }),
   });
-  const server = await serve(app.callback());
+  const server = checkedAgainstDocument(await serve(app.callback()), dir);
   return {
     ...server,
     driver,
@@ -70,6 +72,26 @@ export async function bootFixture(
     close: async () => {
       await server.close();
       await driver.close();
+    },
+  };
+}
+
+/**
+ * The server with every response checked against the service's OpenAPI document
+ * (`openapi.json`): a status or body the document does not describe fails the test.
+ */
+function checkedAgainstDocument(server: TestServer, dir: string): TestServer {
+  const check = responseChecker(
+    JSON.parse(readFileSync(join(dir, 'openapi.json'), 'utf8')) as Record<string, unknown>,
+  );
+  return {
+    ...server,
+    async request(method, path, options) {
+      const response = await server.request(method, path, options);
+      const problems = check(method, path, response);
+      if (problems.length > 0)
+        throw new Error(`The response is not what openapi.json says:\n${problems.join('\n')}`);
+      return response;
     },
   };
 }

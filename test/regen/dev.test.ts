@@ -55,7 +55,7 @@ afterAll(() => {
 });
 
 describe('entity-gen dev', () => {
-  it('starts the service, restarts it on a schema change, survives an invalid edit, stops on SIGTERM', async () => {
+  it('starts the service, restarts it on a schema change, survives an invalid edit, rebuilds on a hook change, stops on SIGTERM', async () => {
     await rm(WORK, { recursive: true, force: true });
     await mkdir(WORK, { recursive: true });
     const schema = join(WORK, 'shop.yaml');
@@ -76,7 +76,7 @@ describe('entity-gen dev', () => {
 
     // 1. Generated, built and started.
     await running.until('first start', () => running.count('listening on') === 1);
-    expect(running.stdout).toContain('[entity-gen dev] generated: 19 created');
+    expect(running.stdout).toContain('[entity-gen dev] generated: 24 created');
     const health = await fetch(`${url}/health`);
     expect(health.status).toBe(200);
     expect(existsSync(join(WORK, 'svc', 'data', 'dev.db'))).toBe(true);
@@ -88,13 +88,11 @@ describe('entity-gen dev', () => {
     expect(before.status).toBe(400); // no such field yet
 
     // 2. A new field: regenerated (with its migration), rebuilt, restarted.
-    await writeFile(
-      schema,
-      original.replace(
-        '    - name: stock\n',
-        '    - name: color\n      type: STRING\n    - name: stock\n',
-      ),
+    const withColor = original.replace(
+      '    - name: stock\n',
+      '    - name: color\n      type: STRING\n    - name: stock\n',
     );
+    await writeFile(schema, withColor);
     await running.until('restart', () => running.count('listening on') === 2);
     expect(running.stdout).toContain('[entity-gen dev] restarting the service');
     const posted = await fetch(`${url}/data/product`, {
@@ -118,7 +116,31 @@ describe('entity-gen dev', () => {
     expect(stillThere.status).toBe(200);
     expect(running.count('listening on')).toBe(2);
 
-    // 4. SIGTERM stops the service and dev, exit code 0.
+    // 4. The schema fixed again generates nothing new; a change of the user's hook file rebuilds
+    // and restarts the service with the hook in force.
+    await writeFile(schema, withColor);
+    await running.until('nothing changed', () => running.stdout.includes('nothing changed'));
+    expect(running.count('listening on')).toBe(2);
+    const hookFile = join(WORK, 'svc', 'src', 'hooks', 'category.ts');
+    const hook = await readFile(hookFile, 'utf8');
+    expect(hook).toContain('  // afterInsert(record, ctx) {},');
+    await writeFile(
+      hookFile,
+      hook.replace(
+        '  // afterInsert(record, ctx) {},',
+        "  afterInsert(_record, ctx) {\n    ctx.set('X-Hooked', 'yes');\n  },",
+      ),
+    );
+    await running.until('restart after the hook change', () => running.count('listening on') === 3);
+    const hooked = await fetch(`${url}/data/category`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ data: { name: 'tools' } }),
+    });
+    expect(hooked.status).toBe(200);
+    expect(hooked.headers.get('x-hooked')).toBe('yes');
+
+    // 5. SIGTERM stops the service and dev, exit code 0.
     running.child.kill('SIGTERM');
     expect(await running.exited).toBe(0);
     expect(running.stdout).toContain('[entity-gen dev] stopped');
@@ -174,13 +196,11 @@ describe('entity-gen dev', () => {
     });
 
     // 2. A change of the recorded schema file is seen: regenerated with the same options.
-    await writeFile(
-      schema,
-      original.replace(
-        '    - name: stock\n',
-        '    - name: color\n      type: STRING\n    - name: stock\n',
-      ),
+    const withColor = original.replace(
+      '    - name: stock\n',
+      '    - name: color\n      type: STRING\n    - name: stock\n',
     );
+    await writeFile(schema, withColor);
     await running.until('restart', () => running.count('listening on') === 2);
     const posted = await fetch(`${url}/data/product`, {
       method: 'POST',

@@ -287,7 +287,7 @@ describe('hooks of a generated service, over HTTP', () => {
       ],
       { cwd: ROOT },
     );
-    expect(result.stdout).toMatch(/^Generated 19 files/);
+    expect(result.stdout).toMatch(/^Generated 24 files/);
     expect(await readFile(hooksFile, 'utf8')).toBe(PRODUCT_HOOKS);
     expect((await stat(hooksFile)).mtimeMs).toBe(before.mtimeMs);
   });

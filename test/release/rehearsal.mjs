@@ -28,7 +28,7 @@ let step = 0;
  * service/ is dependencies, build output or data, which its .gitignore must keep out of git.
  */
 const SERVICE_SOURCE =
-  /^service\/(src\/.+|migrations\/.+|README\.md|package\.json|package-lock\.json|tsconfig\.json|\.entity-gen\/manifest\.json)$/;
+  /^service\/(src\/.+|migrations\/.+|README\.md|openapi\.json|package\.json|package-lock\.json|tsconfig\.json|\.entity-gen\/manifest\.json)$/;
 
 function log(message) {
   const seconds = ((Date.now() - started) / 1000).toFixed(1).padStart(6);

@@ -279,7 +279,7 @@ describe('a service without access rules', () => {
       }),
     );
     createService(
-      { schemaHash: 'x', routes: [], entities: {} },
+      { schemaHash: 'x', entities: [] },
       { driver: new SqliteDriver({ filename: ':memory:' }), logger, auth: new Authenticator() },
     );
     const warnings = lines.map((line) => JSON.parse(line) as { level: number; msg: string });

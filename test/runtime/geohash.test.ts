@@ -19,6 +19,9 @@ describe('encodeGeohash', () => {
     ['one character', { given: [-45, 100, 1], want: 'q' }],
     ['default precision is 12', { given: [48.8584, 2.2945], want: 'u09tunquc9zh' }],
     ['wikipedia example, 12 chars', { given: [57.64911, 10.40744], want: 'u4pruydqqvj8' }],
+    // A point on a dividing line belongs to the upper half (documented; ngeohash differs here).
+    ['on two dividing lines', { given: [22.5, -67.5], want: 'ds0000000000' }],
+    ['on the first dividing lines', { given: [45, 90], want: 'y00000000000' }],
   ];
   it.each(cases)('%s', (_name, { given, want }) => {
     expect(encodeGeohash(...given)).toBe(want);

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Context } from 'koa';
+import getRawBody from 'raw-body';
 import { BadRequestError, HttpError, quoteInput } from '../errors.js';
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -148,52 +149,32 @@ function decodedStream(ctx: Context): Readable {
   }
 }
 
-function readText(ctx: Context, limit: number): Promise<string> {
-  // The limit applies to the decompressed bytes: a small compressed bomb stops at the limit.
+/**
+ * Reads the whole (decompressed) body as UTF-8 text. raw-body does the streaming and the byte
+ * limit; the limit applies to the decompressed bytes, so a small compressed bomb stops at it.
+ */
+async function readText(ctx: Context, limit: number): Promise<string> {
   const stream = decodedStream(ctx);
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let done = false;
-    const finish = (error: Error | undefined, text?: string): void => {
-      if (done) return;
-      done = true;
-      stream.off('data', onData);
-      stream.off('end', onEnd);
-      stream.off('error', onError);
-      if (error === undefined) resolve(text ?? '');
-      else {
-        // Stop decompressing, and read (and drop) the rest of an oversize body so that the
-        // response can go out.
-        if (stream !== ctx.req) {
-          ctx.req.unpipe();
-          stream.destroy();
-        }
-        ctx.req.resume();
-        reject(error);
-      }
-    };
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size > limit) finish(tooLarge(limit));
-      else chunks.push(chunk);
-    };
-    const onEnd = (): void => {
-      const buffer = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
-      // Invalid UTF-8 is refused rather than silently replaced by U+FFFD.
-      let text: string;
-      try {
-        text = UTF8.decode(buffer);
-      } catch {
-        finish(new BadRequestError('Request body is not valid UTF-8'));
-        return;
-      }
-      finish(undefined, text);
-    };
-    const onError = (error: Error): void =>
-      finish(new BadRequestError(`Request body could not be read: ${quoteInput(error.message)}`));
-    stream.on('data', onData);
-    stream.on('end', onEnd);
-    stream.on('error', onError);
-  });
+  let bytes: Buffer;
+  try {
+    bytes = await getRawBody(stream, { limit });
+  } catch (error) {
+    // Stop decompressing, and read (and drop) the rest of the body so that the response can go
+    // out: raw-body leaves the request paused.
+    if (stream !== ctx.req) {
+      ctx.req.unpipe();
+      stream.destroy();
+    }
+    ctx.req.resume();
+    if ((error as { type?: unknown }).type === 'entity.too.large') throw tooLarge(limit);
+    const detail = error instanceof Error ? error.message : String(error);
+    throw new BadRequestError(`Request body could not be read: ${quoteInput(detail)}`);
+  }
+  // Invalid UTF-8 is refused rather than silently replaced by U+FFFD (raw-body's own decoding
+  // would replace it).
+  try {
+    return UTF8.decode(bytes);
+  } catch {
+    throw new BadRequestError('Request body is not valid UTF-8');
+  }
 }

@@ -2,6 +2,7 @@ import pg from 'pg';
 import type {
   ColumnDescriptor,
   ColumnKind,
+  CountQuery,
   EntityActivity,
   KeyValues,
   ListQuery,
@@ -13,6 +14,7 @@ import type {
   TableDescriptor,
   UpdateResult,
 } from '../driver.js';
+import type { Environment } from '../env.js';
 import { DuplicateKeyError, StorageUnavailableError } from '../errors.js';
 import {
   MIGRATIONS_TABLE,
@@ -54,8 +56,11 @@ import { driverTypes } from './types.js';
 export interface PostgresDriverOptions extends PostgresSettingsOverrides {
   /** `postgres://` / `postgresql://` URL (grammar in `index.ts`). */
   readonly url?: string;
-  /** Environment consulted for `PGPOOL_MAX` & co. (default `process.env`). */
-  readonly env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Environment read for `DATABASE_URL`, `PGPOOL_MAX` & co.; default none (a generated service
+   * passes `process.env`). `pg` itself still falls back to `PGHOST`, `PGUSER` & co.
+   */
+  readonly env?: Environment;
   /**
    * Called with errors of idle pooled connections (e.g. the server restarted). The pool drops
    * such connections and opens new ones on demand; these errors never reach a request and never
@@ -117,8 +122,9 @@ export class PostgresDriver implements StorageDriver {
   private readonly activitySql: string;
 
   /**
-   * @param config a URL, settings returned by `parsePostgresUrl`, or options (whose `url` defaults
-   *   to `DATABASE_URL`, then to pg's environment defaults).
+   * @param config a URL (its parameters only: no environment is read), settings returned by
+   *   `parsePostgresUrl`, or options (whose `url` defaults to `DATABASE_URL` of their `env`, then
+   *   to pg's environment defaults).
    * @param extra idle-error callback and pool settings when `config` is a URL or settings.
    */
   constructor(
@@ -128,13 +134,13 @@ export class PostgresDriver implements StorageDriver {
     let options: PostgresDriverOptions;
     if (typeof config === 'string') {
       options = { ...extra, url: config };
-      this.settings = parsePostgresUrl(config, process.env);
+      this.settings = parsePostgresUrl(config);
     } else if (isSettings(config)) {
       options = extra;
       this.settings = config;
     } else {
       options = { ...extra, ...config };
-      const env = options.env ?? process.env;
+      const env = options.env ?? {};
       this.settings = parsePostgresUrl(
         options.url ?? env['DATABASE_URL'] ?? 'postgres://',
         env,
@@ -394,8 +400,8 @@ export class PostgresDriver implements StorageDriver {
   async delete(
     table: TableDescriptor,
     key: KeyValues,
+    expectedVersion: number | undefined,
     now: number,
-    expectedVersion?: number,
   ): Promise<StoredRecord | undefined> {
     const state = this.state(table);
     checkTime(now);
@@ -418,7 +424,7 @@ export class PostgresDriver implements StorageDriver {
     return (result.rows as Row[]).map((row) => toStored(state, row));
   }
 
-  async count(table: TableDescriptor, query: ListQuery): Promise<number> {
+  async count(table: TableDescriptor, query: CountQuery): Promise<number> {
     const state = this.state(table);
     const built = buildCountSql(state.dialect, table, query);
     const sql = qualifyFrom(built.sql, 'SELECT count(*)', table.table, state.tableSql);

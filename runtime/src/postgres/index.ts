@@ -31,11 +31,13 @@
  *                                         Unix socket)
  * ```
  *
- * Precedence: explicit `PostgresDriverOptions` > URL parameters > environment > defaults. Parts
- * missing from the URL fall back to pg's own environment variables (PGHOST, PGPORT, PGUSER,
- * PGPASSWORD, PGDATABASE) and ~/.pgpass. User, password and database are percent-decoded. An
- * unknown parameter or a bad value throws `PostgresConfigError` from the constructor (the message
- * never includes the password).
+ * Precedence: explicit `PostgresDriverOptions` > URL parameters > environment (the `env` the
+ * driver is given; it reads no `process.env` of its own) > defaults. Parts missing from the URL
+ * fall back to pg's own environment variables (PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE)
+ * and ~/.pgpass. The part before `?` is read by pg's own parser
+ * (pg-connection-string): user, password and host are percent-decoded, and so is the database,
+ * except escaped URL delimiters such as `%2F`. An unknown parameter or a bad value throws
+ * `PostgresConfigError` from the constructor (the message never includes the password).
  *
  * ## Column types
  *

@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
-import type { ConnectionOptions } from 'node:tls';
+import type { ConnectionOptions as TlsOptions } from 'node:tls';
+import type { Environment } from '../env.js';
+import { parse as parseConnectionString, type ConnectionOptions } from 'pg-connection-string';
 
 /** How TLS is used for the connection, as in libpq's `sslmode` (`allow`/`prefer` are not supported). */
 export type PostgresSslMode = 'disable' | 'require' | 'verify-ca' | 'verify-full';
@@ -24,7 +26,7 @@ export interface PostgresSettings {
   readonly idleTimeoutMs: number;
   readonly sslMode: PostgresSslMode;
   /** `ssl` value handed to `pg`: `false`, or the TLS options derived from the ssl parameters. */
-  readonly ssl: false | ConnectionOptions;
+  readonly ssl: false | TlsOptions;
   readonly applicationName: string;
   /** Raw `options` startup parameter (e.g. `-c DateStyle=ISO`), passed through when given. */
   readonly options: string | undefined;
@@ -36,7 +38,7 @@ export interface PostgresSettings {
 export type PostgresSettingsOverrides = Partial<Omit<PostgresSettings, 'ssl' | 'sslMode'>> & {
   readonly sslMode?: PostgresSslMode;
   /** TLS options merged over the ones derived from `sslMode`. */
-  readonly ssl?: ConnectionOptions;
+  readonly ssl?: TlsOptions;
 };
 
 export const POSTGRES_DEFAULTS = {
@@ -82,26 +84,27 @@ export class PostgresConfigError extends Error {
 }
 
 /**
- * Parses a `postgres://` / `postgresql://` URL and the driver's environment variables into
- * settings (grammar: see `index.ts`). Throws `PostgresConfigError` on a malformed URL, an unknown
+ * Parses a `postgres://` / `postgresql://` URL and the driver's environment variables in `env`
+ * (none by default; a generated service passes `process.env`) into settings (grammar: see
+ * `index.ts`). Throws `PostgresConfigError` on a malformed URL, an unknown
  * parameter or a bad value; the message never contains the password.
  */
 export function parsePostgresUrl(
   url: string,
-  env: Readonly<Record<string, string | undefined>> = process.env,
+  env: Environment = {},
   overrides: PostgresSettingsOverrides = {},
 ): PostgresSettings {
   if (!isPostgresUrl(url)) {
     throw new PostgresConfigError('A PostgreSQL URL starts with postgres:// or postgresql://');
   }
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new PostgresConfigError('The PostgreSQL URL is malformed');
-  }
+  // The query holds this driver's parameters, checked here; everything before it (user,
+  // password, host, port, database) is read by pg's own parser, so a URL means here what it
+  // means to pg: percent-escapes, IPv6 brackets, a socket folder as an escaped host.
+  const queryStart = url.indexOf('?');
   const params = new Map<string, string>();
-  for (const [name, value] of parsed.searchParams) {
+  for (const [name, value] of new URLSearchParams(
+    queryStart === -1 ? '' : url.slice(queryStart + 1),
+  )) {
     if (!URL_PARAMETERS.has(name)) {
       throw new PostgresConfigError(
         `Unknown PostgreSQL URL parameter "${name}" (known: ${[...URL_PARAMETERS].join(', ')})`,
@@ -109,17 +112,15 @@ export function parsePostgresUrl(
     }
     params.set(name, value);
   }
-
-  const decode = (text: string): string => {
-    try {
-      return decodeURIComponent(text);
-    } catch {
-      throw new PostgresConfigError('The PostgreSQL URL has a malformed percent-escape');
-    }
-  };
-  const urlHost =
-    parsed.hostname === '' ? undefined : decode(parsed.hostname.replace(/^\[(.*)\]$/, '$1'));
-  const urlPath = parsed.pathname.replace(/^\//, '');
+  let parts: ConnectionOptions;
+  try {
+    parts = parseConnectionString(queryStart === -1 ? url : url.slice(0, queryStart));
+  } catch {
+    // The parser's own message may quote the URL, password included.
+    throw new PostgresConfigError('The PostgreSQL URL is malformed');
+  }
+  const part = (value: string | null | undefined): string | undefined =>
+    value === null || value === undefined || value === '' ? undefined : value;
 
   const fromEnv = (name: string): string | undefined => {
     const value = env[name];
@@ -137,7 +138,7 @@ export function parsePostgresUrl(
     return Number(value);
   };
 
-  const portText = params.get('port') ?? (parsed.port === '' ? undefined : parsed.port);
+  const portText = params.get('port') ?? part(parts.port);
   const connectTimeoutSeconds = integer(
     params.get('connect_timeout'),
     'connect_timeout (seconds)',
@@ -164,18 +165,11 @@ export function parsePostgresUrl(
   }
 
   const settings: PostgresSettings = {
-    host: overrides.host ?? params.get('host') ?? urlHost,
+    host: overrides.host ?? params.get('host') ?? part(parts.host),
     port: overrides.port ?? integer(portText, 'port', 1),
-    user:
-      overrides.user ??
-      params.get('user') ??
-      (parsed.username === '' ? undefined : decode(parsed.username)),
-    password:
-      overrides.password ??
-      params.get('password') ??
-      (parsed.password === '' ? undefined : decode(parsed.password)),
-    database:
-      overrides.database ?? params.get('dbname') ?? (urlPath === '' ? undefined : decode(urlPath)),
+    user: overrides.user ?? params.get('user') ?? part(parts.user),
+    password: overrides.password ?? params.get('password') ?? part(parts.password),
+    database: overrides.database ?? params.get('dbname') ?? part(parts.database),
     schema,
     poolMax:
       overrides.poolMax ??
@@ -216,8 +210,8 @@ export function parsePostgresUrl(
 function sslOptions(
   mode: PostgresSslMode,
   params: ReadonlyMap<string, string>,
-  extra: ConnectionOptions | undefined,
-): false | ConnectionOptions {
+  extra: TlsOptions | undefined,
+): false | TlsOptions {
   if (mode === 'disable') return false;
   const read = (name: string): string | undefined => {
     const file = params.get(name);
@@ -230,7 +224,7 @@ function sslOptions(
       );
     }
   };
-  const options: { -readonly [K in keyof ConnectionOptions]: ConnectionOptions[K] } = {};
+  const options: { -readonly [K in keyof TlsOptions]: TlsOptions[K] } = {};
   const ca = read('sslrootcert');
   const cert = read('sslcert');
   const key = read('sslkey');

@@ -1,5 +1,6 @@
 import type {
   ColumnDescriptor,
+  CountQuery,
   FilterCondition,
   FilterGroup,
   KeyValue,
@@ -76,11 +77,11 @@ export function buildListSql(
   return { sql, params: params.values };
 }
 
-/** Builds `SELECT count(*)` for the query's filters (order and paging are ignored). */
+/** Builds `SELECT count(*)` for the query's filters. */
 export function buildCountSql(
   dialect: SqlDialect,
   table: TableDescriptor,
-  query: Pick<ListQuery, 'filters'>,
+  query: CountQuery,
 ): BuiltSql {
   const params = new SqlParams(dialect);
   const filter = buildFilterSql(dialect, table, query.filters, params);

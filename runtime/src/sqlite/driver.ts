@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import type {
+  CountQuery,
   EntityActivity,
   KeyValues,
   ListQuery,
@@ -222,8 +223,8 @@ export class SqliteDriver implements StorageDriver {
   async delete(
     table: TableDescriptor,
     key: KeyValues,
+    expectedVersion: number | undefined,
     now: number,
-    expectedVersion?: number,
   ): Promise<StoredRecord | undefined> {
     try {
       const state = this.state(table);
@@ -257,7 +258,7 @@ export class SqliteDriver implements StorageDriver {
     }
   }
 
-  async count(table: TableDescriptor, query: ListQuery): Promise<number> {
+  async count(table: TableDescriptor, query: CountQuery): Promise<number> {
     try {
       this.state(table);
       const { sql, params } = buildCountSql(sqliteDialect, table, query);

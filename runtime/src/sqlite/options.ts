@@ -1,3 +1,5 @@
+import type { Environment } from '../env.js';
+
 /** Options of the SQLite driver. */
 export interface SqliteOptions {
   /** Path of the database file (relative to the working directory, or absolute), or `:memory:`. */
@@ -5,7 +7,7 @@ export interface SqliteOptions {
   /**
    * `FULL` (default): an acknowledged write survives a power loss. `NORMAL`: in WAL mode a power
    * loss may roll back the last transactions (never corrupts), for about twice the single-insert
-   * rate. When omitted, the environment variable `SQLITE_SYNCHRONOUS` decides, then `FULL`.
+   * rate. When omitted, `SQLITE_SYNCHRONOUS` of `env` decides, then `FULL`.
    */
   readonly synchronous?: SqliteSynchronous;
   /** How long a write waits for another connection's lock before failing (default 5000 ms). */
@@ -18,6 +20,11 @@ export interface SqliteOptions {
   readonly readers?: number;
   /** Time budget of a list or count query in a reader (default 5000 ms, `QUERY_TIMEOUT_MS`). */
   readonly queryTimeoutMs?: number;
+  /**
+   * Environment read for `SQLITE_SYNCHRONOUS`, `SQLITE_READERS` and `QUERY_TIMEOUT_MS` where the
+   * options leave them out; default none (a generated service passes `process.env`).
+   */
+  readonly env?: Environment;
 }
 
 export type SqliteSynchronous = 'FULL' | 'NORMAL';
@@ -107,11 +114,9 @@ function parseTimeout(value: string, what: string): number {
   return Number(value);
 }
 
-/** Fills in defaults: `synchronous` from the option, then `SQLITE_SYNCHRONOUS`, then FULL. */
-export function resolveSqliteOptions(
-  options: SqliteOptions,
-  env: Readonly<Record<string, string | undefined>> = process.env,
-): Required<SqliteOptions> {
+/** Fills in defaults: `synchronous` from the option, then `SQLITE_SYNCHRONOUS` of `env`, then FULL. */
+export function resolveSqliteOptions(options: SqliteOptions): Required<Omit<SqliteOptions, 'env'>> {
+  const env = options.env ?? {};
   if (typeof options.filename !== 'string' || options.filename === '') {
     throw new Error('SQLite driver: filename must be a non-empty path or ":memory:"');
   }
@@ -138,12 +143,7 @@ export const DEFAULT_READERS = 2;
 export const DEFAULT_QUERY_TIMEOUT_MS = 5000;
 
 /** A whole-number variable of at least `min`; unset or empty means `fallback`. */
-function envCount(
-  env: Readonly<Record<string, string | undefined>>,
-  name: string,
-  fallback: number,
-  min: number,
-): number {
+function envCount(env: Environment, name: string, fallback: number, min: number): number {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return fallback;
   const value = Number(raw.trim());

@@ -1,0 +1,25 @@
+// This file is yours: entity-gen created it once and never changes or deletes it. The generated
+// routes of CREATE call the hooks below; see "Customizing" in the README.
+import type { EntityHooks } from '@entity-gen/runtime';
+import type { Create } from '../entities/create/types.js';
+
+/**
+ * Lifecycle hooks and custom routes of CREATE; every member is optional. A before-hook may
+ * return a changed record (it is validated again) or reject the request with
+ * `throw new HttpError(422, 'reason')` (import `HttpError` from '@entity-gen/runtime').
+ */
+export const createHooks: EntityHooks<Create> = {
+  // beforeInsert(record, ctx) { return record; },
+  // afterInsert(record, ctx) {},
+  // beforeUpdate(record, previous, ctx) { return record; },
+  // afterUpdate(record, previous, ctx) {},
+  // beforeDelete(record, ctx) {},
+  // afterDelete(record, ctx) {},
+  // middleware: [async (ctx, next) => { await next(); }],  // in front of /data/create
+  // routes(router, store) {
+  //   router.get('/data/create/:id/summary', async (ctx) => {
+  //     const record = await store.get(ctx.params['id'] ?? '');
+  //     ctx.body = { status: 'success', data: { found: record !== undefined } };
+  //   });
+  // },
+};
