@@ -147,10 +147,15 @@ function fieldSchema(field: FieldModel, shape: Shape, ref: SchemaRef): JsonSchem
   return field.required && schema['type'] === 'string' ? { ...schema, minLength: 1 } : schema;
 }
 
-/** A field's schema with its display name and description. */
+/**
+ * A field's schema with its display name and description. Beside a `$ref` the description goes
+ * into an `allOf` wrapper: json-schema-to-typescript reads a `$ref` with siblings as a new type.
+ */
 function described(field: FieldModel, schema: JsonSchema): JsonSchema {
   const about = [field.displayName, field.description].filter((text) => text !== undefined);
-  return about.length === 0 ? schema : { ...schema, description: about.join('\n\n') };
+  if (about.length === 0) return schema;
+  const description = about.join('\n\n');
+  return '$ref' in schema ? { description, allOf: [schema] } : { ...schema, description };
 }
 
 /** The schema of one value of a type, as the service answers it or as a request may send it. */

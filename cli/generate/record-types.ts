@@ -45,8 +45,11 @@ export async function compileRecordTypes(
     });
     const blocks = new Map<string, string[]>();
     for (const block of declarations(text)) {
+      if (block.name === ROOT) continue;
       const entity = owner.get(block.name);
-      if (entity === undefined) continue; // the root
+      // A type of its own making (it names one when two schemas share a title): a bug of ours.
+      if (entity === undefined)
+        throw new Error(`json-schema-to-typescript declared ${block.name}, which no schema names`);
       const list = blocks.get(entity) ?? [];
       list.push(block.text);
       blocks.set(entity, list);
