@@ -35,8 +35,9 @@ function isObject(value: unknown): value is JsonObject {
 }
 
 /**
- * The document as one caller sees it: without the paths, schemas and tags of the entities it may
- * not list (each says its entity in `x-entity`), and with `servers` naming `origin`.
+ * The document as one caller sees it: without the paths, schemas, responses, parameters and tags
+ * of the entities it may not list (each says its entity in `x-entity`), and with `servers`
+ * naming `origin`.
  */
 export function documentFor(
   document: OpenApiDocument,
@@ -62,7 +63,12 @@ export function documentFor(
         visible(tag['name']),
     ),
     paths: keep(document['paths']),
-    components: { ...components, schemas: keep(components['schemas']) },
+    components: {
+      ...components,
+      schemas: keep(components['schemas']),
+      responses: keep(components['responses']),
+      parameters: keep(components['parameters']),
+    },
   };
 }
 

@@ -83,17 +83,28 @@ export function responseChecker(document: Json): ResponseCheck {
     const where = `${method} ${path} → ${response.status}`;
     const match = patterns.find((candidate) => candidate.pattern.test(path));
     const item = match === undefined ? undefined : paths[match.template];
-    const operation = isObject(item) ? item[method.toLowerCase()] : undefined;
+    // HEAD is GET without the body (the document says so once, not per path).
+    const verb = method.toUpperCase() === 'HEAD' ? 'get' : method.toLowerCase();
+    const operation = isObject(item) ? item[verb] : undefined;
     let documented: { response: Json; pointer: string } | undefined;
-    if (match === undefined || !isObject(operation)) {
-      // A path the document does not list is a 404; a method it does not list 405 (403 when
-      // the REST configuration switched it off) — both the error envelope.
-      const allowed = match === undefined ? [404] : [403, 404, 405];
+    if (method.toUpperCase() === 'OPTIONS') {
+      // Every path answers OPTIONS with its methods (none, for a path all switched off).
+      const allowed = [200, 401, 404];
+      if (!allowed.includes(response.status))
+        problems.push(`${where}: OPTIONS answers one of ${allowed.join(', ')}`);
+      documented = resolve(
+        { $ref: `#/components/responses/${response.status === 200 ? 'Allow' : 'Error'}` },
+        '',
+      );
+    } else if (match === undefined || !isObject(operation)) {
+      // A path or method the document does not list: 404 (no such path), 405 (no such method),
+      // or 403 (the REST configuration switched it off) — the error envelope.
+      const allowed = [403, 404, 405];
       if (!allowed.includes(response.status))
         problems.push(`${where}: undocumented, and not one of ${allowed.join(', ')}`);
       documented = resolve({ $ref: '#/components/responses/Error' }, '');
     } else {
-      const operationPointer = `/paths/${escape(match.template)}/${method.toLowerCase()}`;
+      const operationPointer = `/paths/${escape(match.template)}/${verb}`;
       const statuses = isObject(operation['responses']) ? operation['responses'] : {};
       const status = String(response.status);
       const entry = statuses[status] ?? statuses['default'];
