@@ -81,6 +81,18 @@ describe('the response checker', () => {
     ],
     ['an undocumented content type', 'GET', '/health', response(200, 'ok', 'text/plain')],
     [
+      'OPTIONS answering what is not the Allow envelope',
+      'OPTIONS',
+      '/data/product',
+      response(200, { status: 'success', data: {} }),
+    ],
+    [
+      'HEAD of a path without GET answering 200',
+      'HEAD',
+      '/nowhere',
+      { ...response(200, undefined), text: '' },
+    ],
+    [
       'a body on HEAD',
       'HEAD',
       '/data/product/p1',
