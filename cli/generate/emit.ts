@@ -28,7 +28,14 @@ export type FileOwner = 'generator' | 'user';
 /** A generated file before formatting and without its header. */
 export interface EmittedFile {
   readonly path: string;
-  readonly contents: string;
+  /** Its text, or for a file with `madeFrom`, how to make it (only when it must be). */
+  readonly contents: string | (() => string);
+  /**
+   * What an entity's generated file is made from: the templates' fingerprint, the template and
+   * its view as JSON. Equal keys make equal text, so a file whose key is the one recorded at the
+   * last generation is neither rendered nor formatted again (./format.ts).
+   */
+  readonly madeFrom?: string;
   /** Schema files the file was generated from (for its header). */
   readonly sources: readonly string[];
   /**
@@ -85,6 +92,14 @@ export function emitService(
   const all = model.sourceFiles;
   const files: EmittedFile[] = [];
   const owner = 'generator';
+  /** An entity's file: rendered when asked, keyed by what it is rendered from. */
+  const rendered = (
+    template: 'entityDefinition' | 'entityClient' | 'entityRoutes',
+    view: object,
+  ): Pick<EmittedFile, 'contents' | 'madeFrom'> => ({
+    contents: () => templates[template](view),
+    madeFrom: `${templates.fingerprint}\0${template}\0${JSON.stringify(view)}`,
+  });
   for (const entity of model.entities) {
     const dir = `src/entities/${entity.fileName}`;
     const sources = [entity.sourceFile];
@@ -92,21 +107,21 @@ export function emitService(
     files.push(
       {
         path: `${dir}/definition.ts`,
-        contents: templates.entityDefinition(definitionView(entity)),
+        ...rendered('entityDefinition', definitionView(entity)),
         sources,
         hash,
         owner,
       },
       {
         path: `${dir}/client.ts`,
-        contents: templates.entityClient(entityClientView(entity)),
+        ...rendered('entityClient', entityClientView(entity)),
         sources,
         hash,
         owner,
       },
       {
         path: `${dir}/routes.ts`,
-        contents: templates.entityRoutes(routesView(entity)),
+        ...rendered('entityRoutes', routesView(entity)),
         sources,
         hash,
         owner,

@@ -12,13 +12,20 @@ import type { FileOwner } from './emit.js';
 /** A file of the output before formatting. */
 export interface UnformattedFile {
   readonly path: string;
-  readonly contents: string;
+  /** Its text, or how to make it: a file found in the cache is not made. */
+  readonly contents: string | (() => string);
   readonly owner: FileOwner;
   /**
-   * What the file is made from, when that is cheaper to hash than the text is to make (the JSON
-   * Schema a `types.ts` is compiled from): the cache key instead of the emitted text's hash.
+   * What the file is made from, when that is cheaper to hash than the text is to make (an
+   * entity's template and view, the JSON Schema a `types.ts` is compiled from): the cache key
+   * instead of the emitted text's hash.
    */
   readonly madeFrom?: string;
+}
+
+/** A file's text, made if it is made on demand. */
+export function textOf(contents: string | (() => string)): string {
+  return typeof contents === 'string' ? contents : contents();
 }
 
 /**
@@ -58,29 +65,38 @@ export const BIOME_CONFIGURATION = {
 export async function formatFiles(
   files: readonly UnformattedFile[],
   cache: FormatCache,
-): Promise<{ files: UnformattedFile[]; emitted: Map<string, string> }> {
+): Promise<{ files: FormattedFile[]; emitted: Map<string, string> }> {
   const emitted = new Map<string, string>();
   const results = new Map<string, string>();
   const todo: { path: string; contents: string }[] = [];
   for (const file of files) {
     if (!file.path.endsWith('.ts')) {
-      results.set(file.path, tidy(file.contents));
+      results.set(file.path, tidy(textOf(file.contents)));
       continue;
     }
-    const key = emittedHash(file.madeFrom ?? file.contents);
+    const text = file.madeFrom === undefined ? textOf(file.contents) : undefined;
+    const key = emittedHash(file.madeFrom ?? text!);
     if (file.owner === 'generator') emitted.set(file.path, key);
     const cached = cache.get(file.path);
     if (cached !== undefined && cached.emitted === key) results.set(file.path, cached.formatted);
-    else todo.push({ path: file.path, contents: file.contents });
+    else todo.push({ path: file.path, contents: text ?? textOf(file.contents) });
   }
   for (const [path, formatted] of await formatTypeScript(todo)) results.set(path, formatted);
   return {
-    files: files.map(({ madeFrom: _key, ...file }) => ({
-      ...file,
-      contents: results.get(file.path) ?? file.contents,
+    files: files.map(({ path, owner, contents }) => ({
+      path,
+      owner,
+      contents: results.get(path) ?? textOf(contents),
     })),
     emitted,
   };
+}
+
+/** A file of the output, formatted. */
+export interface FormattedFile {
+  readonly path: string;
+  readonly contents: string;
+  readonly owner: FileOwner;
 }
 
 /** The Biome release the generator depends on (exactly). */
@@ -108,6 +124,8 @@ async function formatTypeScript(
 
 /** What every file gets, formatted or not: no trailing spaces, no runs of blank lines, one final newline. */
 export function tidy(contents: string): string {
+  // Most text is tidy already (JSON.stringify's, say): checking is much cheaper than rebuilding it.
+  if (!/[^\S\n]\n|\n\n\n/.test(contents) && `${contents.trim()}\n` === contents) return contents;
   const lines = contents.split('\n').map((line) => line.trimEnd());
   return `${lines
     .join('\n')

@@ -22,7 +22,13 @@ import {
   type EmitOptions,
   type FileOwner,
 } from './emit.js';
-import { emittedHash, formatFiles, type FormatCache, type UnformattedFile } from './format.js';
+import {
+  emittedHash,
+  formatFiles,
+  textOf,
+  type FormatCache,
+  type UnformattedFile,
+} from './format.js';
 import { entitySchemas } from './json-schema.js';
 import { compileRecordTypes, type TypesRequest } from './record-types.js';
 
@@ -124,22 +130,31 @@ export async function generate(input: GenerateInput): Promise<GenerateResult> {
       ? { accessFile: input.access.file }
       : {}),
   };
-  const emitted = emitService(model, options, input.access?.text).map((file) => ({
-    path: file.path,
-    owner: file.owner,
-    contents:
-      file.owner === 'user'
-        ? file.contents
-        : withHeader(file.path, file.contents, headerLine(file.hash, file.sources)),
-  }));
   const cache = formatCache(previous);
-  const types = await recordTypeFiles(model, cache);
+  // Compiled in the types worker while this thread renders the rest.
+  const types = recordTypeFiles(model, cache);
+  const emitted = emitService(model, options, input.access?.text).map((file): UnformattedFile => {
+    const { path, owner, contents, madeFrom } = file;
+    if (owner === 'user') return { path, owner, contents };
+    const header = headerLine(file.hash, file.sources);
+    return {
+      path,
+      owner,
+      contents: () => withHeader(path, textOf(contents), header),
+      ...(madeFrom === undefined ? {} : { madeFrom: `${madeFrom}\0${header}` }),
+    };
+  });
   const kept = previous?.userFiles ?? new Set<string>();
   const formatted = await formatFiles(
-    [...emitted.filter((file) => !(file.owner === 'user' && kept.has(file.path))), ...types],
+    [
+      ...emitted.filter((file) => !(file.owner === 'user' && kept.has(file.path))),
+      ...(await types),
+    ],
     cache,
   );
-  const keptFiles = emitted.filter((file) => file.owner === 'user' && kept.has(file.path));
+  const keptFiles = emitted
+    .filter((file) => file.owner === 'user' && kept.has(file.path))
+    .map((file) => ({ ...file, contents: textOf(file.contents) }));
   const files: GeneratedFile[] = [
     ...formatted.files,
     ...keptFiles,

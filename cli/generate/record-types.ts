@@ -2,18 +2,23 @@
  * `types.ts` of each entity, compiled from its JSON Schema (./json-schema.ts) with
  * json-schema-to-typescript: the record, input and patch types are exactly what the OpenAPI
  * document says. One compile call covers every entity that needs it (the library's cost is mostly
- * per call); its own formatting is off, since the format step lays out every file anyway.
+ * per call).
+ *
+ * The calls run in a worker thread (./types-worker.ts) when the generator runs built: the library
+ * loads there while the main thread reads the schema (`startTypesWorker`), and compiles while the
+ * main thread renders the other files. Running from the sources (the tests), they run in the
+ * calling thread.
  */
+import { Worker } from 'node:worker_threads';
 import type { JsonSchema } from './json-schema.js';
+import { compileDefinitions, TYPES_ROOT } from './types-compiler.js';
+import type { TypesWorkerRequest, TypesWorkerResponse } from './types-worker.js';
 
 /** The schemas of one entity to compile, by type name; the names are unique across entities. */
 export interface TypesRequest {
   readonly entity: string;
   readonly schemas: ReadonlyMap<string, JsonSchema>;
 }
-
-/** A name no entity type can have (entity type names are PascalCase identifiers). */
-const ROOT = '__EntityGenTypes';
 
 /**
  * The declarations of each entity's types, by entity name, in the order of its schemas. Each
@@ -24,28 +29,22 @@ export async function compileRecordTypes(
 ): Promise<Map<string, string>> {
   const result = new Map<string, string>();
   if (requests.length === 0) return result;
-  const { compile } = await import('json-schema-to-typescript');
-  for (const batch of batches(requests)) {
+  const groups = batches(requests);
+  const texts = await Promise.all(
+    groups.map((batch) => {
+      const $defs: Record<string, JsonSchema> = {};
+      for (const request of batch)
+        for (const [name, schema] of request.schemas) $defs[name] = schema;
+      return compileBatch($defs);
+    }),
+  );
+  groups.forEach((batch, index) => {
     const owner = new Map<string, string>();
-    const $defs: Record<string, JsonSchema> = {};
-    for (const request of batch) {
-      for (const [name, schema] of request.schemas) {
-        owner.set(name, request.entity);
-        $defs[name] = schema;
-      }
-    }
-    const text = await compile({ title: ROOT, type: 'object', $defs }, ROOT, {
-      bannerComment: '',
-      format: false,
-      unreachableDefinitions: true,
-      additionalProperties: false,
-      unknownAny: true,
-      // Our schemas carry no $ids or file references; nothing to resolve outside the document.
-      $refOptions: { resolve: { file: false, http: false } },
-    });
+    for (const request of batch)
+      for (const name of request.schemas.keys()) owner.set(name, request.entity);
     const blocks = new Map<string, string[]>();
-    for (const block of declarations(text)) {
-      if (block.name === ROOT) continue;
+    for (const block of declarations(texts[index]!)) {
+      if (block.name === TYPES_ROOT) continue;
       const entity = owner.get(block.name);
       // A type of its own making (it names one when two schemas share a title): a bug of ours.
       if (entity === undefined)
@@ -56,15 +55,73 @@ export async function compileRecordTypes(
     }
     for (const request of batch) {
       const order = [...request.schemas.keys()];
-      const texts = blocks.get(request.entity) ?? [];
-      const byName = new Map(texts.map((block) => [declaredName(block), block]));
+      const own = blocks.get(request.entity) ?? [];
+      const byName = new Map(own.map((block) => [declaredName(block), block]));
       const missing = order.filter((name) => !byName.has(name));
       if (missing.length > 0)
         throw new Error(`json-schema-to-typescript gave no declaration of ${missing.join(', ')}`);
       result.set(request.entity, order.map((name) => byName.get(name)!).join('\n\n'));
     }
-  }
+  });
   return result;
+}
+
+/** The worker's module next to this one, when the generator runs built. */
+const WORKER_MODULE = import.meta.url.endsWith('.js')
+  ? new URL('./types-worker.js', import.meta.url)
+  : undefined;
+
+/** The types worker, while it runs, with the requests it has not answered yet. */
+let worker:
+  | {
+      readonly thread: Worker;
+      readonly pending: Map<
+        number,
+        { resolve: (text: string) => void; reject: (error: Error) => void }
+      >;
+      next: number;
+    }
+  | undefined;
+
+/**
+ * Starts the types worker, so that json-schema-to-typescript is loaded by the time a `types.ts`
+ * has to be compiled. It does not keep the process alive while idle. Nothing when running from
+ * the sources or when it runs already.
+ */
+export function startTypesWorker(): void {
+  if (worker !== undefined || WORKER_MODULE === undefined) return;
+  const thread = new Worker(WORKER_MODULE);
+  const started = { thread, pending: new Map(), next: 0 };
+  worker = started;
+  const fail = (error: Error): void => {
+    if (worker === started) worker = undefined;
+    for (const { reject } of started.pending.values()) reject(error);
+    started.pending.clear();
+  };
+  thread.on('message', (response: TypesWorkerResponse) => {
+    const waiting = started.pending.get(response.id);
+    if (waiting === undefined) return;
+    started.pending.delete(response.id);
+    if (started.pending.size === 0) thread.unref();
+    if ('error' in response) waiting.reject(new Error(`compiling types.ts: ${response.error}`));
+    else waiting.resolve(response.text);
+  });
+  thread.on('error', fail);
+  thread.on('exit', (code) => fail(new Error(`the types worker stopped (exit code ${code})`)));
+  thread.unref();
+}
+
+/** One compile call: in the worker when it can run, else here. */
+function compileBatch($defs: Record<string, JsonSchema>): Promise<string> {
+  startTypesWorker();
+  const running = worker;
+  if (running === undefined) return compileDefinitions($defs);
+  return new Promise((resolve, reject) => {
+    const id = running.next++;
+    running.pending.set(id, { resolve, reject });
+    running.thread.ref();
+    running.thread.postMessage({ id, $defs } satisfies TypesWorkerRequest);
+  });
 }
 
 /**

@@ -1,8 +1,9 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Handlebars from 'handlebars';
+import type HandlebarsPackage from 'handlebars';
 import { packageRoot } from './paths.js';
 
 /** The width generated code is laid out to (the formatter's, which does not wrap comments). */
@@ -69,10 +70,19 @@ export interface Templates {
   readonly readme: Template;
   /** The user's starter hooks file of an entity. */
   readonly hooks: Template;
+  /**
+   * A hash of everything that turns a view into text besides the view itself: the templates'
+   * text, the helpers' module and the Handlebars release. With the view, it keys the cache of
+   * rendered files (a file made from the same view by the same templates is not made again).
+   */
+  readonly fingerprint: string;
 }
 
+/** The names of the templates in `Templates`. */
+type TemplateName = Exclude<keyof Templates, 'fingerprint'>;
+
 /** Where each template is, under `templates/`. */
-const TEMPLATE_FILES: Readonly<Record<keyof Templates, string>> = {
+const TEMPLATE_FILES: Readonly<Record<TemplateName, string>> = {
   entityDefinition: 'entity/definition.ts.hbs',
   entityRoutes: 'entity/routes.ts.hbs',
   entityClient: 'entity/client.ts.hbs',
@@ -100,13 +110,15 @@ let cached: Templates | undefined;
  */
 export function loadTemplates(): Templates {
   if (cached !== undefined) return cached;
+  const precompiled = loadPrecompiled();
+  const Handlebars = loadHandlebars(precompiled !== undefined);
   const handlebars = Handlebars.create();
   for (const [name, helper] of Object.entries(templateHelpers))
     handlebars.registerHelper(name, helper);
-  const precompiled = loadPrecompiled();
-  const dir = join(packageRoot(), 'templates');
-  const template = (file: string): HandlebarsTemplateDelegate => {
-    const spec = precompiled?.[file];
+  const root = packageRoot();
+  const dir = join(root, 'templates');
+  const template = (file: string): HandlebarsPackage.TemplateDelegate => {
+    const spec = precompiled?.templates[file];
     if (spec !== undefined) return handlebars.template(spec);
     const text = readFileSync(join(dir, file), 'utf8');
     return handlebars.compile(
@@ -116,21 +128,57 @@ export function loadTemplates(): Templates {
   };
   for (const [name, file] of Object.entries(PARTIAL_FILES))
     handlebars.registerPartial(name, template(file));
-  const templates: Partial<Record<keyof Templates, Template>> = {};
-  for (const [name, file] of Object.entries(TEMPLATE_FILES) as [keyof Templates, string][]) {
+  const templates: Partial<Record<TemplateName, Template>> = {};
+  for (const [name, file] of Object.entries(TEMPLATE_FILES) as [TemplateName, string][]) {
     const compiled = template(file);
     templates[name] = (view) => compiled(view);
   }
-  cached = templates as Templates;
+  const fingerprint = precompiled?.fingerprint ?? sourcesFingerprint(root, Handlebars.VERSION);
+  cached = { ...(templates as Record<TemplateName, Template>), fingerprint };
   return cached;
 }
 
-/** The build's precompiled templates, by file; `undefined` when running from the sources. */
-function loadPrecompiled(): Readonly<Record<string, TemplateSpecification>> | undefined {
+/** This module, whose helpers take part in rendering, relative to the package root. */
+const HELPERS_MODULE = 'cli/generate/templates.ts';
+
+/**
+ * The templates' fingerprint when running from the sources, made exactly as the build makes it
+ * (scripts/precompile-templates.mjs), so that both write the same manifest: every `.hbs` file's
+ * name and text in file order, this module's source, the Handlebars release.
+ */
+function sourcesFingerprint(root: string, handlebarsVersion: string): string {
+  const dir = join(root, 'templates');
+  const files = readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.hbs'))
+    .map((entry) => relative(dir, join(entry.parentPath, entry.name)).split(sep).join('/'))
+    .sort();
+  const hash = createHash('sha256');
+  for (const file of files) hash.update(`${file}\0${readFileSync(join(dir, file), 'utf8')}\0`);
+  hash.update(`${HELPERS_MODULE}\0${readFileSync(join(root, HELPERS_MODULE), 'utf8')}\0`);
+  hash.update(handlebarsVersion);
+  return hash.digest('hex');
+}
+
+/**
+ * Handlebars: only its runtime for precompiled templates (a third of the whole to load), the
+ * whole with its compiler when running from the sources.
+ */
+function loadHandlebars(runtimeOnly: boolean): typeof HandlebarsPackage {
+  const require = createRequire(import.meta.url);
+  return require(runtimeOnly ? 'handlebars/runtime.js' : 'handlebars') as typeof HandlebarsPackage;
+}
+
+/** What the build precompiled (scripts/precompile-templates.mjs). */
+interface Precompiled {
+  /** The templates' fingerprint (see `Templates`). */
+  readonly fingerprint: string;
+  /** The templates, by file. */
+  readonly templates: Readonly<Record<string, TemplateSpecification>>;
+}
+
+/** The build's precompiled templates; `undefined` when running from the sources. */
+function loadPrecompiled(): Precompiled | undefined {
   const file = new URL('./precompiled-templates.cjs', import.meta.url);
   if (!existsSync(file)) return undefined;
-  return createRequire(import.meta.url)(fileURLToPath(file)) as Record<
-    string,
-    TemplateSpecification
-  >;
+  return createRequire(import.meta.url)(fileURLToPath(file)) as Precompiled;
 }

@@ -58,10 +58,24 @@ export interface Manifest {
   readonly emitted?: Readonly<Record<string, string>>;
 }
 
-/** The hash the manifest records for a file's contents: `sha256:<hex of the UTF-8 bytes>`. */
+/**
+ * The hash the manifest records for a file's contents: `sha256:<hex of the UTF-8 bytes>`.
+ * A generation hashes the same texts several times (the file on disk, then the same text as the
+ * new contents), so the hashes of the last few thousand texts are remembered.
+ */
 export function contentHash(contents: string): string {
-  return `sha256:${createHash('sha256').update(contents, 'utf8').digest('hex')}`;
+  let hash = recentHashes.get(contents);
+  if (hash === undefined) {
+    hash = `sha256:${createHash('sha256').update(contents, 'utf8').digest('hex')}`;
+    if (recentHashes.size >= RECENT_HASHES) recentHashes.clear();
+    recentHashes.set(contents, hash);
+  }
+  return hash;
 }
+
+/** Texts and their hashes (see `contentHash`); cleared when full, to bound what it holds. */
+const recentHashes = new Map<string, string>();
+const RECENT_HASHES = 16_384;
 
 /** The manifest's text: fixed key order, files sorted by path, 2-space JSON, trailing newline. */
 export function renderManifest(manifest: Manifest): string {

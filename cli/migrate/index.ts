@@ -140,8 +140,12 @@ function loadPrevious(
   file: string,
 ): { entities: readonly EntityModel[]; hash: string } | { diagnostics: Diagnostic[] } {
   if (documents.length === 0) return { entities: [], hash: '' };
-  // One line of JSON: positions in it would say nothing, so the quick parse serves.
-  const loaded = loadSchemas([{ file, text: JSON.stringify(documents) }], 'none');
+  // One line of JSON: positions in it would say nothing, so the quick parse serves, and takes
+  // the documents as they are (as one list, the form of a JSON schema file).
+  const loaded = loadSchemas(
+    [{ file, text: JSON.stringify(documents), documents: [documents] }],
+    'none',
+  );
   const normalized = loaded.diagnostics.length > 0 ? undefined : normalize(loaded.entities);
   const problems =
     loaded.diagnostics.length > 0 ? loaded.diagnostics : (normalized?.diagnostics ?? []);

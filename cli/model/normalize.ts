@@ -51,10 +51,14 @@ export function normalize(entities: readonly LoadedEntity[]): {
   const integerKeyed = new Set(
     integerKeyedEntities(sorted.map((loaded) => loaded.entity)).map((name) => name.toUpperCase()),
   );
-  const models = sorted.map((loaded) => normalizeEntity(loaded, byName, integerKeyed));
-  // JSON with object keys sorted, so the hash does not depend on key order (the same bytes as the
-  // hand-written version before it: schema hashes did not change).
-  const hash = sha256(stableStringify(sorted.map((loaded) => loaded.document)));
+  // JSON with object keys sorted, so the hashes do not depend on key order (the same bytes as the
+  // hand-written version before it: schema hashes did not change). The schema's is the JSON of the
+  // list of documents, made of the documents' own.
+  const texts = sorted.map((loaded) => stableStringify(loaded.document));
+  const models = sorted.map((loaded, index) =>
+    normalizeEntity(loaded, sha256(texts[index]!).slice(0, 12), byName, integerKeyed),
+  );
+  const hash = sha256(`[${texts.join(',')}]`);
   const sourceFiles = [...new Set(entities.map((loaded) => loaded.position.file))];
   const model: SchemaModel = {
     entities: models,
@@ -67,6 +71,7 @@ export function normalize(entities: readonly LoadedEntity[]): {
 
 function normalizeEntity(
   loaded: LoadedEntity,
+  documentHash: string,
   byName: ReadonlyMap<string, LoadedEntity>,
   integerKeyed: ReadonlySet<string>,
 ): EntityModel {
@@ -120,7 +125,7 @@ function normalizeEntity(
     table,
     integerKeyed: [...context.refs].sort(compareText),
     document: loaded.document,
-    documentHash: sha256(stableStringify(loaded.document)).slice(0, 12),
+    documentHash,
     sourceFile: loaded.position.file,
     ...(doc.renamedFrom === undefined ? {} : { renamedFrom: doc.renamedFrom }),
     position: loaded.position,

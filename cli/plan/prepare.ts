@@ -1,6 +1,7 @@
 import { basename, join, resolve } from 'node:path';
 import type { Diagnostic } from '../diagnostics.js';
 import { generate, type DriverChoice } from '../generate/index.js';
+import { startTypesWorker } from '../generate/record-types.js';
 import { folderPath, invocationOf } from '../invocation.js';
 import { MANIFEST_PATH } from '../manifest/index.js';
 import type { ServiceModel } from '../model/types.js';
@@ -44,6 +45,8 @@ export interface PreparedGeneration {
  * validate → normalize → emit → format (`generate`), then `planOutput` against the folder.
  */
 export async function prepareGeneration(request: GenerationRequest): Promise<PreparedGeneration> {
+  // json-schema-to-typescript loads in its worker while the schema is read and checked.
+  startTypesWorker();
   const read = await readSchemaSources(request.schemaFiles);
   if (read.diagnostics.length > 0) return { diagnostics: read.diagnostics };
   const optional = async (file: string | undefined): Promise<ReadOptional> => {
@@ -101,6 +104,7 @@ export async function prepareGeneration(request: GenerationRequest): Promise<Pre
       renames: result.renames,
       changes: result.migrationSteps.map((step) => step.description),
       codemod: request.codemod ?? true,
+      read: snapshot.files,
     });
     plan = withUserCode(plan, userCode);
   }

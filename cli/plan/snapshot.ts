@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Diagnostic } from '../diagnostics.js';
@@ -102,19 +103,23 @@ export async function readOutputSnapshot(
   };
 }
 
-/** `known` plus the files at `paths` not in it yet. */
+/**
+ * `known` plus the files at `paths` not in it yet. Read one after the other, synchronously: for
+ * the hundreds of small files of a service that is several times faster than through the thread
+ * pool (an open, a stat, a read and a close, each a round trip), and the CLI has nothing else to do
+ * meanwhile.
+ */
 async function readFiles(
   outputDir: string,
   paths: readonly string[],
   known: ReadonlyMap<string, string>,
 ): Promise<Map<string, string>> {
   const files = new Map(known);
-  const missing = paths.filter((path) => !files.has(path));
-  const contents = await Promise.all(missing.map((path) => readIfExists(join(outputDir, path))));
-  missing.forEach((path, index) => {
-    const text = contents[index];
+  for (const path of paths) {
+    if (files.has(path)) continue;
+    const text = readIfExistsSync(join(outputDir, path));
     if (text !== undefined) files.set(path, text);
-  });
+  }
   return files;
 }
 
@@ -122,6 +127,16 @@ async function readFiles(
 export async function readIfExists(path: string): Promise<string | undefined> {
   try {
     return await readFile(path, 'utf8');
+  } catch (error) {
+    if (isMissing(error)) return undefined;
+    throw error;
+  }
+}
+
+/** `readIfExists`, synchronously. */
+export function readIfExistsSync(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
   } catch (error) {
     if (isMissing(error)) return undefined;
     throw error;

@@ -61,7 +61,13 @@ function loadSource(
   reporter: Reporter,
   positions: 'exact' | 'none',
 ): { documents: LoadedDocument[]; exact: boolean } {
-  const { roots, exact } = parseSchemaText(source.file, source.text, reporter, positions);
+  const { roots, exact } = parseSchemaText(
+    source.file,
+    source.text,
+    reporter,
+    positions,
+    source.documents,
+  );
   if (roots.length === 0 && reporter.diagnostics.length === 0) {
     reporter.report(
       { line: 1, column: 1 },

@@ -3,16 +3,8 @@
  * validator walks this instead of the YAML AST so that it needs no knowledge of YAML
  * (aliases, tags, scalar styles) and every value it sees carries its source position.
  */
-import {
-  isAlias,
-  isNode,
-  isMap,
-  isScalar,
-  isSeq,
-  type Document,
-  type LineCounter,
-  type Node as YamlNode,
-} from 'yaml';
+import type { Document, LineCounter, Node as YamlNode } from 'yaml';
+import { yamlPackage } from './yaml.js';
 import type { JsonValue } from './types.js';
 import type { Position, Reporter } from './report.js';
 
@@ -33,12 +25,16 @@ export interface MapNode {
   readonly position: Position;
   /** In source order; a repeated key is reported and only its first entry is kept. */
   readonly entries: readonly MapEntry[];
+  /** The value the quick parse made this node of, which `toJsonValue` gives back as it is. */
+  readonly parsed?: JsonValue;
 }
 
 export interface SeqNode {
   readonly kind: 'seq';
   readonly position: Position;
   readonly items: readonly SchemaNode[];
+  /** As for a map. */
+  readonly parsed?: JsonValue;
 }
 
 export type SchemaNode = ScalarNode | MapNode | SeqNode;
@@ -95,6 +91,7 @@ function convert(
     }
     return { kind: 'scalar', position, value: null };
   }
+  const { isAlias, isMap, isScalar, isSeq } = yamlPackage();
   if (isAlias(node)) return convertAlias(node.resolve(context.document), position, context);
   if (isMap(node)) return convertMap(node.items, position, context);
   if (isSeq(node)) {
@@ -182,7 +179,7 @@ function convertScalar(value: unknown, position: Position, context: ConvertConte
 
 /** Collection items of a parsed document are nodes or null (an empty value). */
 function asNode(value: unknown): YamlNode | null {
-  return isNode(value) ? value : null;
+  return yamlPackage().isNode(value) ? value : null;
 }
 
 function positionOf(node: YamlNode, context: ConvertContext, fallback: Position): Position {
@@ -195,6 +192,7 @@ function positionOf(node: YamlNode, context: ConvertContext, fallback: Position)
 /** The plain JSON value of a node (objects get own properties even for keys like `__proto__`). */
 export function toJsonValue(node: SchemaNode): JsonValue {
   if (node.kind === 'scalar') return node.value;
+  if (node.parsed !== undefined) return node.parsed;
   if (node.kind === 'seq') return node.items.map(toJsonValue);
   const object: { [key: string]: JsonValue } = {};
   for (const entry of node.entries) {

@@ -3,10 +3,12 @@
  * content. Syntax problems become PARSE_ERROR diagnostics; no schema rules are checked here.
  */
 import { CORE_SCHEMA, loadAll } from 'js-yaml';
-import { LineCounter, isScalar, parseAllDocuments, type Document, type YAMLError } from 'yaml';
+import type { Document, LineCounter, YAMLError } from 'yaml';
 import { findJsonSyntaxError } from './json-syntax.js';
 import { fromYaml, type MapEntry, type SchemaNode } from './node.js';
 import { positionAt, type Position, type Reporter } from './report.js';
+import type { JsonValue } from './types.js';
+import { yamlPackage } from './yaml.js';
 
 export type SchemaFormat = 'json' | 'yaml';
 
@@ -27,21 +29,24 @@ export function detectFormat(file: string, text: string): SchemaFormat {
  *
  * `positions: 'none'` asks for the quick parse (see `parseQuickly`) when the text allows it: its
  * nodes carry no real positions, so a caller that finds a problem must parse again with
- * `'exact'` to report where it is. Returns whether the positions are exact.
+ * `'exact'` to report where it is. Returns whether the positions are exact. `documents`, when
+ * given, are the documents `rawText` holds, parsed already: the quick parse uses them.
  */
 export function parseSchemaText(
   file: string,
   rawText: string,
   reporter: Reporter,
   positions: 'exact' | 'none' = 'exact',
+  documents?: readonly unknown[],
 ): { roots: SchemaNode[]; exact: boolean } {
   // Editors do not count a byte-order mark as a column, so neither do we.
   const text = rawText.startsWith('\uFEFF') ? rawText.slice(1) : rawText;
   const format = detectFormat(file, text);
   // YAML accepts more than JSON (comments, trailing commas): a .json file is checked as JSON.
-  const jsonError = format === 'json' ? findJsonSyntaxError(text) : undefined;
+  const jsonError =
+    format === 'json' && documents === undefined ? findJsonSyntaxError(text) : undefined;
   if (positions === 'none' && jsonError === undefined) {
-    const roots = parseQuickly(text);
+    const roots = documents === undefined ? parseQuickly(text) : quickNodes(documents);
     if (roots !== undefined) return { roots, exact: false };
   }
   return { roots: parseExactly(text, format, jsonError, reporter), exact: true };
@@ -91,6 +96,11 @@ function parseQuickly(text: string): SchemaNode[] | undefined {
   } catch {
     return undefined;
   }
+  return quickNodes(documents);
+}
+
+/** The quick parse's nodes of parsed documents; `undefined` as for `parseQuickly`. */
+function quickNodes(documents: readonly unknown[]): SchemaNode[] | undefined {
   const roots: SchemaNode[] = [];
   for (const document of documents) {
     const root = quickNode(document);
@@ -114,7 +124,7 @@ function quickNode(value: unknown): SchemaNode | undefined {
       if (node === undefined) return undefined;
       items.push(node);
     }
-    return { kind: 'seq', position: NO_POSITION, items };
+    return { kind: 'seq', position: NO_POSITION, items, parsed: value as JsonValue };
   }
   if (typeof value === 'object' && value !== null) {
     const entries: MapEntry[] = [];
@@ -123,7 +133,7 @@ function quickNode(value: unknown): SchemaNode | undefined {
       if (node === undefined) return undefined;
       entries.push({ key, keyPosition: NO_POSITION, value: node });
     }
-    return { kind: 'map', position: NO_POSITION, entries };
+    return { kind: 'map', position: NO_POSITION, entries, parsed: value as JsonValue };
   }
   // null (an empty document) and anything else: for the exact parse to judge.
   return undefined;
@@ -133,6 +143,7 @@ const NULL_NODE: SchemaNode = { kind: 'scalar', position: NO_POSITION, value: nu
 
 /** Valid JSON is valid YAML, so both formats get their source positions from the `yaml` package. */
 function parseYamlDocuments(text: string, format: SchemaFormat, reporter: Reporter): SchemaNode[] {
+  const { LineCounter, parseAllDocuments } = yamlPackage();
   const lineCounter = new LineCounter();
   // Duplicate keys are detected while converting, to name the key and where it was first set.
   const documents = parseAllDocuments(text, {
@@ -181,7 +192,7 @@ function isEmptyDocument(document: Document): boolean {
   if (contents === null) return true;
   const range = contents.range;
   return (
-    isScalar(contents) &&
+    yamlPackage().isScalar(contents) &&
     contents.value === null &&
     range !== undefined &&
     range !== null &&

@@ -42,4 +42,9 @@ export interface LoadedEntity {
 export interface SchemaSource {
   readonly file: string;
   readonly text: string;
+  /**
+   * The documents of `text`, already parsed (the schema a manifest records, say): the quick
+   * parse then takes them as they are. `text` must be what they were parsed from.
+   */
+  readonly documents?: readonly JsonValue[];
 }
