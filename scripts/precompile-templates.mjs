@@ -2,11 +2,11 @@
 // Precompiles the generator's Handlebars templates (templates/**/*.hbs) into
 // dist/cli/generate/precompiled-templates.cjs, so the CLI does not parse and compile them on every
 // run; cli/generate/templates.ts uses that file when it is there and compiles the .hbs files
-// otherwise (tests run from the sources). Part of `npm run build`.
-import { createHash } from 'node:crypto';
+// otherwise (tests run from the sources). Also records the generator's fingerprint
+// (cli/generate/fingerprint.ts) in dist/cli/generate/fingerprint.json. Part of `npm run build`.
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import Handlebars from 'handlebars';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -24,26 +24,25 @@ function hbsFiles(dir) {
 
 // The same options as cli/generate/templates.ts compiles with.
 const OPTIONS = { noEscape: true, strict: true };
-// The templates' fingerprint, made as cli/generate/templates.ts makes it when it compiles the
-// sources itself: every template's file name and text in file order, then the helpers' module,
-// then the Handlebars release.
-const fingerprint = createHash('sha256');
 const entries = hbsFiles(templates)
   .sort()
   .map((file) => {
     const text = readFileSync(join(templates, file), 'utf8');
-    fingerprint.update(`${file}\0${text}\0`);
     // Partials are inserted where they stand: without the trailing newline of their file.
     const source = file.startsWith('partials/') ? text.trimEnd() : text;
-    return `    ${JSON.stringify(file)}: ${Handlebars.precompile(source, OPTIONS)},`;
+    return `  ${JSON.stringify(file)}: ${Handlebars.precompile(source, OPTIONS)},`;
   });
-const helpers = join('cli', 'generate', 'templates.ts');
-fingerprint.update(
-  `${helpers.split('\\').join('/')}\0${readFileSync(join(root, helpers), 'utf8')}\0`,
-);
-fingerprint.update(Handlebars.VERSION);
 mkdirSync(dirname(target), { recursive: true });
 writeFileSync(
   target,
-  `// Precompiled from templates/ by scripts/precompile-templates.mjs; do not edit.\n'use strict';\nmodule.exports = {\n  fingerprint: ${JSON.stringify(fingerprint.digest('hex'))},\n  templates: {\n${entries.join('\n')}\n  },\n};\n`,
+  `// Precompiled from templates/ by scripts/precompile-templates.mjs; do not edit.\n'use strict';\nmodule.exports = {\n${entries.join('\n')}\n};\n`,
+);
+
+// The generator's fingerprint (cli/generate/fingerprint.ts), computed from these sources once.
+const { sourcesFingerprint } = await import(
+  pathToFileURL(join(root, 'dist', 'cli', 'generate', 'fingerprint.js')).href
+);
+writeFileSync(
+  join(dirname(target), 'fingerprint.json'),
+  `${JSON.stringify({ fingerprint: sourcesFingerprint(root) })}\n`,
 );

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type {
   EntityModel,
   FieldModel,
@@ -10,6 +11,7 @@ import { openApiDocument } from './openapi.js';
 import { REGENERATE_COMMAND } from './options.js';
 import { generatorVersion } from './paths.js';
 import { ModuleScope } from './scope.js';
+import { generatorFingerprint } from './fingerprint.js';
 import { loadTemplates } from './templates.js';
 
 export {
@@ -31,9 +33,10 @@ export interface EmittedFile {
   /** Its text, or for a file with `madeFrom`, how to make it (only when it must be). */
   readonly contents: string | (() => string);
   /**
-   * What an entity's generated file is made from: the templates' fingerprint, the template and
-   * its view as JSON. Equal keys make equal text, so a file whose key is the one recorded at the
-   * last generation is neither rendered nor formatted again (./format.ts).
+   * What a generated file is made from, when that is cheaper to compare than the file to make
+   * (an entity's files, `openapi.json`): the generator's fingerprint (./fingerprint.ts), the
+   * template and the JSON of the model part. Equal keys make equal text, so a file whose key is
+   * the one recorded at the last generation is neither made nor formatted again (./format.ts).
    */
   readonly madeFrom?: string;
   /** Schema files the file was generated from (for its header). */
@@ -87,45 +90,42 @@ export function emitService(
   model: ServiceModel,
   options: EmitOptions,
   accessText = '',
+  keys: ReadonlyMap<ServedEntity, string> = entityKeys(model),
 ): EmittedFile[] {
   const templates = loadTemplates();
   const all = model.sourceFiles;
   const files: EmittedFile[] = [];
   const owner = 'generator';
-  /** An entity's file: rendered when asked, keyed by what it is rendered from. */
-  const rendered = (
-    template: 'entityDefinition' | 'entityClient' | 'entityRoutes',
-    view: object,
-  ): Pick<EmittedFile, 'contents' | 'madeFrom'> => ({
-    contents: () => templates[template](view),
-    madeFrom: `${templates.fingerprint}\0${template}\0${JSON.stringify(view)}`,
-  });
+  const fingerprint = generatorFingerprint();
   for (const entity of model.entities) {
     const dir = `src/entities/${entity.fileName}`;
     const sources = [entity.sourceFile];
     const hash = entity.documentHash;
+    // An entity's files are made from the entity's model alone: rendered only when asked.
+    const madeFrom = keys.get(entity) ?? entityKey(entity);
+    const rendered = (
+      template: 'entityDefinition' | 'entityClient' | 'entityRoutes',
+      view: (entity: ServedEntity) => object,
+    ): Pick<EmittedFile, 'contents' | 'madeFrom'> => ({
+      contents: () => templates[template](view(entity)),
+      madeFrom: `${template}\0${madeFrom}`,
+    });
     files.push(
       {
         path: `${dir}/definition.ts`,
-        ...rendered('entityDefinition', definitionView(entity)),
+        ...rendered('entityDefinition', definitionView),
         sources,
         hash,
         owner,
       },
       {
         path: `${dir}/client.ts`,
-        ...rendered('entityClient', entityClientView(entity)),
+        ...rendered('entityClient', entityClientView),
         sources,
         hash,
         owner,
       },
-      {
-        path: `${dir}/routes.ts`,
-        ...rendered('entityRoutes', routesView(entity)),
-        sources,
-        hash,
-        owner,
-      },
+      { path: `${dir}/routes.ts`, ...rendered('entityRoutes', routesView), sources, hash, owner },
       {
         path: hooksPath(entity),
         contents: templates.hooks(hooksView(entity)),
@@ -167,15 +167,18 @@ export function emitService(
     },
     {
       path: 'openapi.json',
-      contents: `${JSON.stringify(
-        {
-          // JSON has no comments: the header is an extension member, which OpenAPI allows.
-          'x-generated': `${headerLine(hash, all)} Regenerate: ${REGENERATE_COMMAND}`,
-          ...openApiDocument(model, title),
-        },
-        null,
-        2,
-      )}\n`,
+      contents: () =>
+        `${JSON.stringify(
+          {
+            // JSON has no comments: the header is an extension member, which OpenAPI allows.
+            'x-generated': `${headerLine(hash, all)} Regenerate: ${REGENERATE_COMMAND}`,
+            ...openApiDocument(model, title),
+          },
+          null,
+          2,
+        )}\n`,
+      // Large (tens of kilobytes per entity), and made from the model and the title alone.
+      madeFrom: `openapi\0${fingerprint}\0${title}\0${JSON.stringify(model)}`,
       sources: all,
       hash,
       owner,
@@ -197,6 +200,22 @@ export function emitService(
     },
   );
   return files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+/**
+ * What identifies an entity's model for the cache of generated files: the hash of the generator's
+ * fingerprint and the entity's JSON (which leaves out source positions). Made once per entity for
+ * all of its files.
+ */
+export function entityKey(entity: ServedEntity): string {
+  return createHash('sha256')
+    .update(`${generatorFingerprint()}\0${JSON.stringify(entity)}`)
+    .digest('hex');
+}
+
+/** `entityKey` of every entity of the model. */
+export function entityKeys(model: ServiceModel): Map<ServedEntity, string> {
+  return new Map(model.entities.map((entity) => [entity, entityKey(entity)]));
 }
 
 /** The user's hooks file of an entity: `src/hooks/order-line.ts`. */

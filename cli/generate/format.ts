@@ -3,7 +3,9 @@
  * Biome's formatter lays out every TypeScript file in the project's style — printWidth 100, single
  * quotes, trailing commas, as `.prettierrc.json` says for this repository (./formatter.ts runs
  * Biome). A file whose emitted text is the same as at the last generation (its hash is in the
- * manifest) keeps the formatted text it has, so a regeneration formats only what changed.
+ * manifest) keeps the formatted text it has, so a regeneration formats only what changed; a file
+ * with a `madeFrom` key (an entity's files, `openapi.json`) is not even made when its key is the
+ * recorded one.
  */
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
@@ -70,7 +72,8 @@ export async function formatFiles(
   const results = new Map<string, string>();
   const todo: { path: string; contents: string }[] = [];
   for (const file of files) {
-    if (!file.path.endsWith('.ts')) {
+    const typeScript = file.path.endsWith('.ts');
+    if (!typeScript && file.madeFrom === undefined) {
       results.set(file.path, tidy(textOf(file.contents)));
       continue;
     }
@@ -79,7 +82,8 @@ export async function formatFiles(
     if (file.owner === 'generator') emitted.set(file.path, key);
     const cached = cache.get(file.path);
     if (cached !== undefined && cached.emitted === key) results.set(file.path, cached.formatted);
-    else todo.push({ path: file.path, contents: text ?? textOf(file.contents) });
+    else if (typeScript) todo.push({ path: file.path, contents: text ?? textOf(file.contents) });
+    else results.set(file.path, tidy(textOf(file.contents)));
   }
   for (const [path, formatted] of await formatTypeScript(todo)) results.set(path, formatted);
   return {

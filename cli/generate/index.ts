@@ -12,11 +12,14 @@ import {
 import { planMigrationFiles, type MigrationStep } from '../plan/migrations.js';
 import type { SchemaRename } from '../migrate/index.js';
 import { buildModel } from '../model/build.js';
+import { inWorker } from '../worker/index.js';
 import type { SchemaModel, ServedEntity, ServiceModel } from '../model/types.js';
 import type { RestConfigSource } from '../restconfig/index.js';
 import type { SchemaSource } from '../schema/types.js';
 import {
   emitService,
+  entityKey,
+  entityKeys,
   headerLine,
   REGENERATE_COMMAND,
   type EmitOptions,
@@ -103,13 +106,21 @@ export interface GenerateResult {
  */
 export async function generate(input: GenerateInput): Promise<GenerateResult> {
   const modelInput = { ...input, sourceNames: input.options.sourceNames };
-  let built = buildModel(modelInput);
-  if (built.model === undefined) return failed(built.diagnostics);
   const previous = input.previous;
+  const previousSchema = previous?.manifest?.schema;
+  // Loaded in the worker thread while this one builds the new model.
+  const loadingPrevious =
+    previousSchema === undefined
+      ? undefined
+      : inWorker({ kind: 'previous', documents: previousSchema, file: MANIFEST_PATH });
+  let built = buildModel(modelInput);
+  const previousLoaded = await loadingPrevious;
+  if (built.model === undefined) return failed(built.diagnostics);
   const planMigrations = (model: ServiceModel): ReturnType<typeof planMigrationFiles> =>
-    planMigrationFiles(previous?.manifest?.schema, model, {
+    planMigrationFiles(previousSchema, model, {
       allowDataLoss: input.allowDataLoss ?? false,
       existingMigrations: previous?.migrationFiles ?? [],
+      ...(previousLoaded === undefined ? {} : { previous: previousLoaded }),
     });
   let migrations = planMigrations(built.model);
   if (migrations.diagnostics.length > 0 && !built.exactPositions) {
@@ -131,19 +142,22 @@ export async function generate(input: GenerateInput): Promise<GenerateResult> {
       : {}),
   };
   const cache = formatCache(previous);
-  // Compiled in the types worker while this thread renders the rest.
-  const types = recordTypeFiles(model, cache);
-  const emitted = emitService(model, options, input.access?.text).map((file): UnformattedFile => {
-    const { path, owner, contents, madeFrom } = file;
-    if (owner === 'user') return { path, owner, contents };
-    const header = headerLine(file.hash, file.sources);
-    return {
-      path,
-      owner,
-      contents: () => withHeader(path, textOf(contents), header),
-      ...(madeFrom === undefined ? {} : { madeFrom: `${madeFrom}\0${header}` }),
-    };
-  });
+  const keys = entityKeys(model);
+  // Compiled in the worker thread while this one renders the rest.
+  const types = recordTypeFiles(model, keys, cache);
+  const emitted = emitService(model, options, input.access?.text, keys).map(
+    (file): UnformattedFile => {
+      const { path, owner, contents, madeFrom } = file;
+      if (owner === 'user') return { path, owner, contents };
+      const header = headerLine(file.hash, file.sources);
+      return {
+        path,
+        owner,
+        contents: () => withHeader(path, textOf(contents), header),
+        ...(madeFrom === undefined ? {} : { madeFrom: `${madeFrom}\0${header}` }),
+      };
+    },
+  );
   const kept = previous?.userFiles ?? new Set<string>();
   const formatted = await formatFiles(
     [
@@ -173,11 +187,12 @@ export async function generate(input: GenerateInput): Promise<GenerateResult> {
 
 /**
  * `types.ts` of every entity, compiled from its JSON Schema (./record-types.ts) — except where
- * the schema is the one the file on disk was made from: then the file stays as it is, and the
- * compiler is not even loaded.
+ * the entity's model is the one the file on disk was made from: then the file stays as it is,
+ * and neither its JSON Schema is made nor the compiler asked.
  */
 async function recordTypeFiles(
   model: ServiceModel,
+  keys: ReadonlyMap<ServedEntity, string>,
   cache: FormatCache,
 ): Promise<UnformattedFile[]> {
   const files: UnformattedFile[] = [];
@@ -185,13 +200,14 @@ async function recordTypeFiles(
   const wanted = new Map<string, { path: string; madeFrom: string; entity: ServedEntity }>();
   for (const entity of model.entities) {
     const path = `src/entities/${entity.fileName}/types.ts`;
-    const { schemas } = entitySchemas(entity, (name) => `#/$defs/${name}`);
-    const madeFrom = `${RECORD_TYPES_COMPILER} ${JSON.stringify([...schemas])}`;
+    // Its JSON Schema is made from the entity's model: the entity's key stands for it.
+    const madeFrom = `${RECORD_TYPES_COMPILER} types ${keys.get(entity) ?? entityKey(entity)}`;
     const cached = cache.get(path);
     if (cached !== undefined && cached.emitted === emittedHash(madeFrom)) {
       files.push({ path, contents: cached.formatted, owner: 'generator', madeFrom });
     } else {
       wanted.set(entity.name, { path, madeFrom, entity });
+      const { schemas } = entitySchemas(entity, (name) => `#/$defs/${name}`);
       requests.push({ entity: entity.name, schemas });
     }
   }

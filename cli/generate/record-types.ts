@@ -4,15 +4,13 @@
  * document says. One compile call covers every entity that needs it (the library's cost is mostly
  * per call).
  *
- * The calls run in a worker thread (./types-worker.ts) when the generator runs built: the library
- * loads there while the main thread reads the schema (`startTypesWorker`), and compiles while the
- * main thread renders the other files. Running from the sources (the tests), they run in the
- * calling thread.
+ * The calls run in the generator's worker thread (../worker) when the generator runs built: the
+ * library loads there while the main thread reads the schema, and compiles while the main thread
+ * renders the other files.
  */
-import { Worker } from 'node:worker_threads';
+import { inWorker } from '../worker/index.js';
 import type { JsonSchema } from './json-schema.js';
-import { compileDefinitions, TYPES_ROOT } from './types-compiler.js';
-import type { TypesWorkerRequest, TypesWorkerResponse } from './types-worker.js';
+import { TYPES_ROOT } from './types-compiler.js';
 
 /** The schemas of one entity to compile, by type name; the names are unique across entities. */
 export interface TypesRequest {
@@ -35,7 +33,7 @@ export async function compileRecordTypes(
       const $defs: Record<string, JsonSchema> = {};
       for (const request of batch)
         for (const [name, schema] of request.schemas) $defs[name] = schema;
-      return compileBatch($defs);
+      return inWorker({ kind: 'types', $defs });
     }),
   );
   groups.forEach((batch, index) => {
@@ -64,64 +62,6 @@ export async function compileRecordTypes(
     }
   });
   return result;
-}
-
-/** The worker's module next to this one, when the generator runs built. */
-const WORKER_MODULE = import.meta.url.endsWith('.js')
-  ? new URL('./types-worker.js', import.meta.url)
-  : undefined;
-
-/** The types worker, while it runs, with the requests it has not answered yet. */
-let worker:
-  | {
-      readonly thread: Worker;
-      readonly pending: Map<
-        number,
-        { resolve: (text: string) => void; reject: (error: Error) => void }
-      >;
-      next: number;
-    }
-  | undefined;
-
-/**
- * Starts the types worker, so that json-schema-to-typescript is loaded by the time a `types.ts`
- * has to be compiled. It does not keep the process alive while idle. Nothing when running from
- * the sources or when it runs already.
- */
-export function startTypesWorker(): void {
-  if (worker !== undefined || WORKER_MODULE === undefined) return;
-  const thread = new Worker(WORKER_MODULE);
-  const started = { thread, pending: new Map(), next: 0 };
-  worker = started;
-  const fail = (error: Error): void => {
-    if (worker === started) worker = undefined;
-    for (const { reject } of started.pending.values()) reject(error);
-    started.pending.clear();
-  };
-  thread.on('message', (response: TypesWorkerResponse) => {
-    const waiting = started.pending.get(response.id);
-    if (waiting === undefined) return;
-    started.pending.delete(response.id);
-    if (started.pending.size === 0) thread.unref();
-    if ('error' in response) waiting.reject(new Error(`compiling types.ts: ${response.error}`));
-    else waiting.resolve(response.text);
-  });
-  thread.on('error', fail);
-  thread.on('exit', (code) => fail(new Error(`the types worker stopped (exit code ${code})`)));
-  thread.unref();
-}
-
-/** One compile call: in the worker when it can run, else here. */
-function compileBatch($defs: Record<string, JsonSchema>): Promise<string> {
-  startTypesWorker();
-  const running = worker;
-  if (running === undefined) return compileDefinitions($defs);
-  return new Promise((resolve, reject) => {
-    const id = running.next++;
-    running.pending.set(id, { resolve, reject });
-    running.thread.ref();
-    running.thread.postMessage({ id, $defs } satisfies TypesWorkerRequest);
-  });
 }
 
 /**

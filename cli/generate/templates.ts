@@ -1,7 +1,6 @@
-import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join, relative, sep } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type HandlebarsPackage from 'handlebars';
 import { packageRoot } from './paths.js';
@@ -70,16 +69,10 @@ export interface Templates {
   readonly readme: Template;
   /** The user's starter hooks file of an entity. */
   readonly hooks: Template;
-  /**
-   * A hash of everything that turns a view into text besides the view itself: the templates'
-   * text, the helpers' module and the Handlebars release. With the view, it keys the cache of
-   * rendered files (a file made from the same view by the same templates is not made again).
-   */
-  readonly fingerprint: string;
 }
 
-/** The names of the templates in `Templates`. */
-type TemplateName = Exclude<keyof Templates, 'fingerprint'>;
+/** The names of the templates. */
+export type TemplateName = keyof Templates;
 
 /** Where each template is, under `templates/`. */
 const TEMPLATE_FILES: Readonly<Record<TemplateName, string>> = {
@@ -115,10 +108,9 @@ export function loadTemplates(): Templates {
   const handlebars = Handlebars.create();
   for (const [name, helper] of Object.entries(templateHelpers))
     handlebars.registerHelper(name, helper);
-  const root = packageRoot();
-  const dir = join(root, 'templates');
+  const dir = join(packageRoot(), 'templates');
   const template = (file: string): HandlebarsPackage.TemplateDelegate => {
-    const spec = precompiled?.templates[file];
+    const spec = precompiled?.[file];
     if (spec !== undefined) return handlebars.template(spec);
     const text = readFileSync(join(dir, file), 'utf8');
     return handlebars.compile(
@@ -133,30 +125,8 @@ export function loadTemplates(): Templates {
     const compiled = template(file);
     templates[name] = (view) => compiled(view);
   }
-  const fingerprint = precompiled?.fingerprint ?? sourcesFingerprint(root, Handlebars.VERSION);
-  cached = { ...(templates as Record<TemplateName, Template>), fingerprint };
+  cached = templates as Templates;
   return cached;
-}
-
-/** This module, whose helpers take part in rendering, relative to the package root. */
-const HELPERS_MODULE = 'cli/generate/templates.ts';
-
-/**
- * The templates' fingerprint when running from the sources, made exactly as the build makes it
- * (scripts/precompile-templates.mjs), so that both write the same manifest: every `.hbs` file's
- * name and text in file order, this module's source, the Handlebars release.
- */
-function sourcesFingerprint(root: string, handlebarsVersion: string): string {
-  const dir = join(root, 'templates');
-  const files = readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((entry) => entry.isFile() && entry.name.endsWith('.hbs'))
-    .map((entry) => relative(dir, join(entry.parentPath, entry.name)).split(sep).join('/'))
-    .sort();
-  const hash = createHash('sha256');
-  for (const file of files) hash.update(`${file}\0${readFileSync(join(dir, file), 'utf8')}\0`);
-  hash.update(`${HELPERS_MODULE}\0${readFileSync(join(root, HELPERS_MODULE), 'utf8')}\0`);
-  hash.update(handlebarsVersion);
-  return hash.digest('hex');
 }
 
 /**
@@ -168,13 +138,8 @@ function loadHandlebars(runtimeOnly: boolean): typeof HandlebarsPackage {
   return require(runtimeOnly ? 'handlebars/runtime.js' : 'handlebars') as typeof HandlebarsPackage;
 }
 
-/** What the build precompiled (scripts/precompile-templates.mjs). */
-interface Precompiled {
-  /** The templates' fingerprint (see `Templates`). */
-  readonly fingerprint: string;
-  /** The templates, by file. */
-  readonly templates: Readonly<Record<string, TemplateSpecification>>;
-}
+/** What the build precompiled (scripts/precompile-templates.mjs): the templates, by file. */
+type Precompiled = Readonly<Record<string, TemplateSpecification>>;
 
 /** The build's precompiled templates; `undefined` when running from the sources. */
 function loadPrecompiled(): Precompiled | undefined {

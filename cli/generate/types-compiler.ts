@@ -1,6 +1,6 @@
 /**
  * One call of json-schema-to-typescript: the declarations of a set of named JSON Schemas. Runs in
- * the types worker (./types-worker.ts) or, from the sources, in the calling thread.
+ * the generator's worker thread (../worker) or, from the sources, in the calling thread.
  */
 import type { JsonSchema } from './json-schema.js';
 

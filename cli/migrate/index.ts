@@ -30,7 +30,14 @@ export interface MigrationOptions {
   readonly existingMigrations: readonly string[];
   /** Where the previous schema was read from, for its diagnostics (default `.entity-gen/manifest.json`). */
   readonly previousSchemaFile?: string;
+  /** `previousSchema` loaded already (`loadPreviousSchema`), elsewhere or earlier. */
+  readonly previous?: PreviousSchema;
 }
+
+/** The previous generation's schema, loaded: its entities and short hash, or why it does not load. */
+export type PreviousSchema =
+  | { readonly entities: readonly EntityModel[]; readonly hash: string }
+  | { readonly diagnostics: Diagnostic[] };
 
 /**
  * A rename the schema change applies (`renamedFrom`), with the names the generated code used
@@ -84,10 +91,9 @@ export function planMigrations(
   options: MigrationOptions,
 ): MigrationPlan {
   if (previousSchema === undefined) return { files: [], renames: [], steps: [], diagnostics: [] };
-  const previous = loadPrevious(
-    previousSchema,
-    options.previousSchemaFile ?? DEFAULT_PREVIOUS_FILE,
-  );
+  const previous =
+    options.previous ??
+    loadPreviousSchema(previousSchema, options.previousSchemaFile ?? DEFAULT_PREVIOUS_FILE);
   if ('diagnostics' in previous)
     return { files: [], renames: [], steps: [], diagnostics: previous.diagnostics };
   const diff = diffModels(previous.entities, model, options.allowDataLoss);
@@ -134,11 +140,14 @@ function namesOf(entity: EntityModel): EntityNames {
   return { name, typeName, camelName, fileName };
 }
 
-/** The previous model, re-loaded and re-normalized exactly like a schema file. */
-function loadPrevious(
+/**
+ * The previous model, re-loaded and re-normalized exactly like a schema file. `file` names the
+ * manifest it was read from in diagnostics.
+ */
+export function loadPreviousSchema(
   documents: readonly JsonValue[],
-  file: string,
-): { entities: readonly EntityModel[]; hash: string } | { diagnostics: Diagnostic[] } {
+  file: string = DEFAULT_PREVIOUS_FILE,
+): PreviousSchema {
   if (documents.length === 0) return { entities: [], hash: '' };
   // One line of JSON: positions in it would say nothing, so the quick parse serves, and takes
   // the documents as they are (as one list, the form of a JSON schema file).

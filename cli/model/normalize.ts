@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import stableStringify from 'fast-json-stable-stringify';
 import type { Diagnostic } from '../diagnostics.js';
-import type { FieldDoc, LoadedEntity, TypeConfigDoc } from '../schema/types.js';
+import type { FieldDoc, LoadedEntity, SourcePosition, TypeConfigDoc } from '../schema/types.js';
 import {
   columnKindOf,
   DEFAULT_KEY_SEPARATOR,
@@ -128,7 +128,7 @@ function normalizeEntity(
     documentHash,
     sourceFile: loaded.position.file,
     ...(doc.renamedFrom === undefined ? {} : { renamedFrom: doc.renamedFrom }),
-    position: loaded.position,
+    position: modelPosition(loaded.position),
   };
 }
 
@@ -162,7 +162,7 @@ function topLevelExtras(
   return {
     ...(field.default === undefined ? {} : { default: field.default }),
     ...(field.renamedFrom === undefined ? {} : { renamedFrom: field.renamedFrom }),
-    ...(position === undefined ? {} : { position }),
+    ...(position === undefined ? {} : { position: modelPosition(position) }),
   };
 }
 
@@ -362,4 +362,14 @@ function deepFreeze<T>(value: T): T {
     for (const inner of Object.values(value)) deepFreeze(inner);
   }
   return value;
+}
+
+/**
+ * A source position as the model keeps it: for diagnostics, and left out of the model's JSON.
+ * That JSON keys the cache of generated files (cli/generate/emit.ts), and no generated file shows
+ * a position, which spells the schema file as the user named it: the output must not depend on
+ * the working directory.
+ */
+function modelPosition(position: SourcePosition): SourcePosition {
+  return Object.defineProperty({ ...position }, 'toJSON', { value: () => undefined });
 }

@@ -1,6 +1,6 @@
 import type { Diagnostic } from '../diagnostics.js';
 import { MANIFEST_PATH } from '../manifest/index.js';
-import { planMigrations, type SchemaRename } from '../migrate/index.js';
+import { planMigrations, type PreviousSchema, type SchemaRename } from '../migrate/index.js';
 import type { SchemaModel } from '../model/types.js';
 import type { JsonValue } from '../schema/types.js';
 
@@ -30,6 +30,8 @@ export interface MigrationOptions {
   readonly allowDataLoss: boolean;
   /** File names already in `<out>/migrations`. */
   readonly existingMigrations: readonly string[];
+  /** The previous schema loaded already (`loadPreviousSchema` of cli/migrate). */
+  readonly previous?: PreviousSchema;
 }
 
 /**
@@ -46,6 +48,7 @@ export function planMigrationFiles(
     allowDataLoss: options.allowDataLoss,
     existingMigrations: options.existingMigrations,
     previousSchemaFile: MANIFEST_PATH,
+    ...(options.previous === undefined ? {} : { previous: options.previous }),
   });
   return {
     files: planned.files.map((file) => ({

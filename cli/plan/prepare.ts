@@ -1,7 +1,7 @@
 import { basename, join, resolve } from 'node:path';
 import type { Diagnostic } from '../diagnostics.js';
 import { generate, type DriverChoice } from '../generate/index.js';
-import { startTypesWorker } from '../generate/record-types.js';
+import { startWorker } from '../worker/index.js';
 import { folderPath, invocationOf } from '../invocation.js';
 import { MANIFEST_PATH } from '../manifest/index.js';
 import type { ServiceModel } from '../model/types.js';
@@ -45,8 +45,8 @@ export interface PreparedGeneration {
  * validate → normalize → emit → format (`generate`), then `planOutput` against the folder.
  */
 export async function prepareGeneration(request: GenerationRequest): Promise<PreparedGeneration> {
-  // json-schema-to-typescript loads in its worker while the schema is read and checked.
-  startTypesWorker();
+  // The worker loads what it needs (json-schema-to-typescript above all) while the schema is read.
+  startWorker();
   const read = await readSchemaSources(request.schemaFiles);
   if (read.diagnostics.length > 0) return { diagnostics: read.diagnostics };
   const optional = async (file: string | undefined): Promise<ReadOptional> => {
