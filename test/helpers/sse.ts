@@ -44,16 +44,22 @@ export class SseStream {
     readonly status: number,
     readonly headers: Headers,
     private readonly controller: AbortController,
+    private readonly onMessage: ((message: SseMessage) => void) | undefined,
   ) {}
 
   /** Opens `url`; resolves once the response headers arrived (a JSON error answer too). */
-  static async open(url: string, headers: Record<string, string> = {}): Promise<SseStream> {
+  static async open(
+    url: string,
+    headers: Record<string, string> = {},
+    /** Called with each message as it is dispatched. */
+    onMessage?: (message: SseMessage) => void,
+  ): Promise<SseStream> {
     const controller = new AbortController();
     const response = await fetch(url, {
       headers: { accept: 'text/event-stream', ...headers },
       signal: controller.signal,
     });
-    const stream = new SseStream(response.status, response.headers, controller);
+    const stream = new SseStream(response.status, response.headers, controller, onMessage);
     if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
       stream.errorBody = await response.text();
       stream.finish(undefined);
@@ -134,11 +140,13 @@ export class SseStream {
           if (line === '') {
             if (id !== undefined) this.lastEventId = id;
             if (data.length > 0) {
-              this.messages.push({
+              const message = {
                 id,
                 event: event === '' ? 'message' : event,
                 data: data.join('\n'),
-              });
+              };
+              this.messages.push(message);
+              this.onMessage?.(message);
             }
             if (text !== '\n') this.raw.push(text);
             id = undefined;
