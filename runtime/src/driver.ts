@@ -167,7 +167,7 @@ export interface StoredChange {
 export interface ChangeBounds {
   /** The seq of the last committed change; 0 when there was none. */
   readonly last: number;
-  /** The seq of the oldest change still kept; `last + 1` when none is. */
+  /** The seq of the oldest change still kept; `last + 1` when there was none. */
   readonly first: number;
 }
 
@@ -180,7 +180,7 @@ export interface ChangeFeed {
   read(after: number, limit: number): Promise<StoredChange[]>;
   /** The last seq assigned and the first one still kept. */
   bounds(): Promise<ChangeBounds>;
-  /** Deletes the oldest changes, up to the first one written at or after `time` (Unix ms); resolves to how many. */
+  /** Deletes the oldest changes, up to the first one written at or after `time` (Unix ms) but never the newest one; resolves to how many. */
   trim(time: number): Promise<number>;
   /**
    * Calls `listener` whenever changes may have been committed: right after this driver committed

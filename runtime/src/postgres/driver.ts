@@ -34,7 +34,7 @@ import type { SqlDialect } from '../sql/dialect.js';
 import { buildCountSql, buildListSql, type BuiltSql } from '../sql/query.js';
 import { postgresDialect } from './dialect.js';
 import { describeError, isRetryable, isUnavailable, sqlState, translateError } from './errors.js';
-import { ChangeNotifications } from './listener.js';
+import { ChangeAnnouncer, ChangeListener } from './notifications.js';
 import { PostgresOutbox, toBounds, toChange } from './outbox.js';
 import {
   describeSettings,
@@ -141,8 +141,10 @@ export class PostgresDriver implements StorageDriver {
   /** Whether writes append change events (`OpenOptions.events`). */
   private events = true;
   private readonly listeners = new ChangeListeners();
+  /** Announces this instance's commits to the others, once `open()` knows the channel. */
+  private announcer: ChangeAnnouncer | undefined;
   /** The LISTEN connection, once `open()` knows the channel and while someone watches. */
-  private notifications: ChangeNotifications | undefined;
+  private listener: ChangeListener | undefined;
   private readonly clientConfig: pg.ClientConfig;
 
   /**
@@ -244,10 +246,10 @@ export class PostgresDriver implements StorageDriver {
       },
       watch: (listener) => {
         const stop = this.listeners.add(listener);
-        this.notifications?.start();
+        this.listener?.start();
         return () => {
           stop();
-          if (this.listeners.size === 0) void this.notifications?.stop();
+          if (this.listeners.size === 0) void this.listener?.stop();
         };
       },
     };
@@ -298,7 +300,8 @@ export class PostgresDriver implements StorageDriver {
         // Created at start like the other bookkeeping tables, so services that existed before
         // change events get their outbox without a migration.
         for (const statement of this.outbox.createSql()) await ddl(client, statement);
-        channel = await this.createNotifyTrigger(client);
+        const current = await client.query<{ schema: string }>('SELECT current_schema() AS schema');
+        channel = PostgresOutbox.channel(schema ?? current.rows[0]?.schema ?? '');
         for (const table of tables) {
           await ddl(client, createTableSql(schema, table));
           await this.checkColumns(client, table);
@@ -314,34 +317,14 @@ export class PostgresDriver implements StorageDriver {
     });
     this.events = options.events !== false;
     for (const table of tables) this.tables.set(table.table, this.prepareTable(table));
-    if (channel !== undefined && this.notifications === undefined) {
-      this.notifications = new ChangeNotifications(this.clientConfig, channel, () =>
+    if (channel !== undefined && this.announcer === undefined) {
+      this.announcer = new ChangeAnnouncer(this.pool, channel);
+      this.listener = new ChangeListener(this.clientConfig, channel, this.announcer.token, () =>
         this.listeners.emit([]),
       );
-      if (this.listeners.size > 0) this.notifications.start();
+      if (this.listeners.size > 0) this.listener.start();
     }
     if (applied.length > 0) options.onMigrationsApplied?.(applied);
-  }
-
-  /**
-   * Creates the function and trigger that notify the outbox's channel, and returns the channel;
-   * `undefined` on an engine without triggers or NOTIFY (PostgreSQL-compatible ones), where the
-   * instances find each other's changes by polling alone.
-   */
-  private async createNotifyTrigger(client: pg.PoolClient): Promise<string | undefined> {
-    const outbox = this.outbox;
-    try {
-      const current = await client.query<{ schema: string }>('SELECT current_schema() AS schema');
-      const channel = PostgresOutbox.channel(this.settings.schema ?? current.rows[0]?.schema ?? '');
-      await client.query(outbox.notifyFunctionSql(channel));
-      const exists = await client.query(outbox.triggerExistsSql, [outbox.eventsTable]);
-      if (exists.rowCount === 0) await ddl(client, outbox.triggerSql());
-      return channel;
-    } catch (error) {
-      // feature_not_supported, syntax_error, undefined_function, undefined_object
-      if (['0A000', '42601', '42883', '42704'].includes(sqlState(error) ?? '')) return undefined;
-      throw error;
-    }
   }
 
   /**
@@ -639,7 +622,7 @@ export class PostgresDriver implements StorageDriver {
     if (this.closed) return;
     this.closed = true;
     this.tables.clear();
-    await this.notifications?.stop();
+    await this.listener?.stop();
     await this.pool.end();
   }
 
@@ -713,6 +696,7 @@ export class PostgresDriver implements StorageDriver {
     const seq = first?.[0];
     if (drafts.length === 0 || seq === null || seq === undefined) return;
     this.listeners.emit(committedChanges(drafts, Number(seq), now));
+    this.announcer?.announce(Number(seq) + drafts.length - 1);
   }
 
   /** Runs `fn` in a transaction on one client, all of it again on serialization failures and deadlocks. */

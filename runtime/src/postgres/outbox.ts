@@ -11,22 +11,12 @@
  * counter (always last, after their record and `_eg_activity` rows, so no deadlock) to their
  * commit, group commit cannot batch their WAL flushes, and `EVENTS=off` leaves the counter alone.
  *
- * A statement-level trigger on the outbox NOTIFYs a channel per schema with the highest new seq;
- * each instance LISTENs (listener.ts) and reads the outbox from its last seq when woken.
+ * Instances wake each other with NOTIFY and LISTEN (notifications.ts) and then read the outbox
+ * from their last seq.
  */
 import type { ChangeBounds, ChangeOp, StoredChange } from '../driver.js';
 import type { ChangeDraft } from '../events/change.js';
-import {
-  EVENT_SEQ_TABLE,
-  EVENTS_TABLE,
-  qualify,
-  quoteIdent,
-  quoteLiteral,
-  shortHash,
-} from './schema.js';
-
-/** The trigger (and its function) that notifies listeners of new changes. */
-const NOTIFY_TRIGGER = '_eg_events_notify';
+import { EVENT_SEQ_TABLE, EVENTS_TABLE, qualify, shortHash } from './schema.js';
 
 /** Where the outbox lives and how its statements read. */
 export class PostgresOutbox {
@@ -46,12 +36,14 @@ SELECT min("seq") FROM "_eg_events"`;
     this.readSql = `SELECT "seq", "entity", "record_id", "op", "record", "time_ms" FROM ${this.eventsTable}
  WHERE "seq" > $1 ORDER BY "seq" LIMIT $2`;
     this.boundsSql = `SELECT (SELECT "last" FROM ${this.seqTable} WHERE "id" = 1), (SELECT min("seq") FROM ${this.eventsTable})`;
-    // A prefix of the log, never a row in the middle: seqs stay gapless for the readers.
+    // A prefix of the log, never a row in the middle (seqs stay gapless for the readers), and
+    // never the newest row, as in SQLite.
     this.trimSql = `DELETE FROM ${this.eventsTable} WHERE "seq" < COALESCE(
-  (SELECT "seq" FROM ${this.eventsTable} WHERE "time_ms" >= $1 ORDER BY "seq" LIMIT 1), ${Number.MAX_SAFE_INTEGER})`;
+  (SELECT "seq" FROM ${this.eventsTable} WHERE "time_ms" >= $1 ORDER BY "seq" LIMIT 1),
+  (SELECT max("seq") FROM ${this.eventsTable}))`;
   }
 
-  /** The channel the trigger notifies, per schema (`effectiveSchema`: the one the tables are in). */
+  /** The channel of the notifications, per schema (`effectiveSchema`: the one the tables are in). */
   static channel(effectiveSchema: string): string {
     return `eg_events_${shortHash(effectiveSchema, 16)}`;
   }
@@ -102,27 +94,6 @@ SELECT min("seq") FROM "_eg_events"`;
 )`,
       `INSERT INTO ${this.seqTable} ("id", "last") VALUES (1, 0) ON CONFLICT ("id") DO NOTHING`,
     ];
-  }
-
-  /** The notifying function (replaced, so a new channel takes effect) for `channel`. */
-  notifyFunctionSql(channel: string): string {
-    return `CREATE OR REPLACE FUNCTION ${qualify(this.schema, NOTIFY_TRIGGER)}() RETURNS trigger
-LANGUAGE plpgsql AS $eg$
-BEGIN
-  PERFORM pg_notify(${quoteLiteral(channel)}, (SELECT max("seq")::TEXT FROM "_eg_new"));
-  RETURN NULL;
-END
-$eg$`;
-  }
-
-  /** Whether the trigger exists (`$1`: the outbox's name as `regclass` text). */
-  readonly triggerExistsSql = `SELECT 1 FROM pg_catalog.pg_trigger WHERE tgrelid = $1::regclass AND tgname = ${quoteLiteral(NOTIFY_TRIGGER)}`;
-
-  /** The trigger, created only when missing (creating it locks the outbox against writes). */
-  triggerSql(): string {
-    return `CREATE TRIGGER ${quoteIdent(NOTIFY_TRIGGER)} AFTER INSERT ON ${this.eventsTable}
-  REFERENCING NEW TABLE AS "_eg_new" FOR EACH STATEMENT
-  EXECUTE FUNCTION ${qualify(this.schema, NOTIFY_TRIGGER)}()`;
   }
 
   /** The parameters of `appendCtes` for `drafts` (all of one entity) at `now`. */

@@ -1,8 +1,10 @@
 /**
  * The SQLite outbox (SPEC §9): `_eg_events`, one row per committed change, appended inside the
- * write's own transaction. Writers are serialised by SQLite's write lock, so the seq a row gets
- * (AUTOINCREMENT: never reused, even after trimming) is its commit order, across every process
+ * write's own transaction. Writers are serialised by SQLite's write lock, so the seq a row gets —
+ * its rowid, one more than the largest in the table — is its commit order, across every process
  * on the file; a rolled-back write takes its rows and its seqs with it, so seqs have no gaps.
+ * Trimming keeps the newest row, so the largest rowid never goes back and no seq is handed out
+ * twice (AUTOINCREMENT would also guarantee that, at the price of another row written per write).
  */
 import type Database from 'better-sqlite3';
 import type { ChangeBounds, ChangeOp, StoredChange } from '../driver.js';
@@ -16,7 +18,7 @@ type Statement = Database.Statement<unknown[], unknown>;
 export function createEventsTableSql(): string {
   return (
     `CREATE TABLE IF NOT EXISTS ${quoteIdentifier(EVENTS_TABLE)} (\n` +
-    `  seq INTEGER PRIMARY KEY AUTOINCREMENT,\n  entity TEXT NOT NULL,\n` +
+    `  seq INTEGER PRIMARY KEY,\n  entity TEXT NOT NULL,\n` +
     `  record_id TEXT NOT NULL,\n  op TEXT NOT NULL,\n  record TEXT NOT NULL,\n` +
     `  time_ms INTEGER NOT NULL\n)`
   );
@@ -39,16 +41,15 @@ export class SqliteOutbox {
         `SELECT seq, entity, record_id, op, record, time_ms FROM ${table} WHERE seq > ? ORDER BY seq LIMIT ?`,
       )
       .raw(true);
-    // sqlite_sequence keeps the last seq even when trimming emptied the table.
     this.range = db
-      .prepare(
-        `SELECT (SELECT seq FROM sqlite_sequence WHERE name = '${EVENTS_TABLE}'), (SELECT min(seq) FROM ${table})`,
-      )
+      .prepare(`SELECT (SELECT max(seq) FROM ${table}), (SELECT min(seq) FROM ${table})`)
       .raw(true);
-    // A prefix of the log, never a row in the middle: seqs stay gapless for the readers.
+    // A prefix of the log, never a row in the middle (seqs stay gapless for the readers), and
+    // never the newest row.
     this.trimBefore = db.prepare(
       `DELETE FROM ${table} WHERE seq < coalesce(` +
-        `(SELECT seq FROM ${table} WHERE time_ms >= ? ORDER BY seq LIMIT 1), ${Number.MAX_SAFE_INTEGER})`,
+        `(SELECT seq FROM ${table} WHERE time_ms >= ? ORDER BY seq LIMIT 1), ` +
+        `(SELECT max(seq) FROM ${table}))`,
     );
   }
 
