@@ -135,6 +135,8 @@ export class EventHub {
     else subscriber.after = after;
     this.subscribers.add(subscriber);
     request.res.once('close', () => this.remove(subscriber));
+    // Gone while the bounds were read: its 'close' has passed already.
+    if (!subscriber.open) return this.remove(subscriber);
     this.watch();
     this.startTimers();
     void this.catchUp(subscriber);
@@ -285,8 +287,9 @@ export class EventHub {
       if (change.seq !== this.head + 1) {
         // Trimmed before it was read (a retention shorter than an outage): say so, go on.
         for (const subscriber of this.live) {
-          subscriber.send(resetMessage(this.head, change.seq - 1));
-          subscriber.after = Math.max(subscriber.after, change.seq - 1);
+          if (subscriber.after >= change.seq - 1) continue;
+          subscriber.send(resetMessage(subscriber.after, change.seq - 1));
+          subscriber.after = change.seq - 1;
         }
         this.recent = [];
       }

@@ -47,7 +47,8 @@ export class Subscriber {
 
   /** False once the connection closed or the stream ended. */
   get open(): boolean {
-    return !this.res.destroyed && !this.res.writableEnded;
+    const socket = this.res.socket;
+    return !this.res.destroyed && !this.res.writableEnded && socket !== null && !socket.destroyed;
   }
 
   /** Sends `outgoing` if it is newer than `after` and the filter takes it; `after` moves on either way. */
