@@ -336,8 +336,6 @@ export function describeEventsSuite(name: string, makeDriver: MakeDriver): void 
         events: { bufferBytes: 64 * 1024 },
       });
       try {
-        const reader = await SseStream.open(`${small.url}/events`);
-        streams.push(reader);
         // A client that reads nothing: its response is paused once the headers are in.
         const stalled = await new Promise<IncomingMessage>((resolve, reject) => {
           const request = httpRequest(`${small.url}/events`, (response) => {
@@ -347,26 +345,25 @@ export function describeEventsSuite(name: string, makeDriver: MakeDriver): void 
           request.on('error', reject);
           request.end();
         });
-        expect(small.events.subscriberCount).toBe(2);
+        expect(small.events.subscriberCount).toBe(1);
         // Large events, so that the loopback socket buffers fill and then the 64 KiB allowed.
         const description = 'x'.repeat(60_000);
         let writes = 0;
-        for (let batch = 0; batch < 20 && small.events.subscriberCount > 1; batch++) {
+        for (let batch = 0; batch < 20 && small.events.subscriberCount > 0; batch++) {
           const records = Array.from({ length: 50 }, (_, i) =>
             product(`slow-${batch}-${i}`, { tags: [description] }),
           );
+          // Every write is answered while the subscriber does not read.
           const response = await small.request('POST', '/data/product', {
             body: { data: records },
           });
           expect(response.status).toBe(200);
           writes += records.length;
-          await reader.untilChanges(writes, 30_000);
+          await new Promise((resolve) => setTimeout(resolve, 50));
         }
-        // The subscriber that stopped reading is gone; the one that kept up got every change.
-        expect(small.events.subscriberCount).toBe(1);
-        expect(reader.changes()).toHaveLength(writes);
-        expect(reader.closed).toBe(false);
-        // The stalled client finds its stream cut short once it reads again.
+        // The subscriber that stopped reading is gone.
+        expect(small.events.subscriberCount).toBe(0);
+        // It finds its stream cut short once it reads again.
         const received = await new Promise<number>((resolve) => {
           let text = '';
           stalled.setEncoding('utf8');
@@ -377,12 +374,16 @@ export function describeEventsSuite(name: string, makeDriver: MakeDriver): void 
           stalled.resume();
         });
         expect(received).toBeLessThan(writes);
-        // Writers were never held up by it, and still are not.
+        // The service goes on: writes, and a new subscriber that reads.
+        const reader = await SseStream.open(`${small.url}/events`);
+        streams.push(reader);
+        expect(reader.status).toBe(200);
         const after = await small.request('POST', '/data/category', {
           body: { data: category('after-drop') },
         });
         expect(after.status).toBe(200);
-        await reader.untilChanges(writes + 1);
+        await reader.untilChanges(1);
+        expect(reader.changes()[0]!.data.id).toBe('after-drop');
       } finally {
         await small.close();
       }
