@@ -457,6 +457,29 @@ if (url === undefined || url === '') {
       expect(last - start).toBe(240);
     });
 
+    it('a database from before change events gets its outbox when opened, and events start', async () => {
+      const old = newSchema();
+      const first = driverFor(old);
+      await first.open([ITEMS]);
+      await first.insert(ITEMS, [{ id: 'old' }], 1000);
+      await first.close();
+      // As a service that ran an older runtime left it: no outbox tables.
+      await admin((client) =>
+        client.query(`DROP TABLE "${old}"."_eg_events", "${old}"."_eg_event_seq"`),
+      );
+      const again = driverFor(old);
+      try {
+        await again.open([ITEMS]);
+        expect(await again.changes.bounds()).toEqual({ first: 1, last: 0 });
+        await again.update(ITEMS, ['old'], { id: 'old', qty: 2 }, 1, 2000);
+        expect((await again.changes.read(0, 10)).map((c) => [c.seq, c.op, c.id])).toEqual([
+          [1, 'updated', 'old'],
+        ]);
+      } finally {
+        await again.close();
+      }
+    });
+
     it('openPostgres opens, and rejects with StorageUnavailableError when nothing listens', async () => {
       const opened = await openPostgres({ url, env: {}, schema }, [ITEMS]);
       await opened.ping();
