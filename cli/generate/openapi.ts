@@ -357,7 +357,7 @@ function pagingParameters(entity: ServedEntity): Json[] {
   ];
 }
 
-/** `/health`, `/summary`, `/entity`, `/entity/{entity}`, `/openapi.json`, `/docs`. */
+/** `/health`, `/summary`, `/entity`, `/entity/{entity}`, `/events`, `/openapi.json`, `/docs`. */
 function servicePaths(model: ServiceModel): Json {
   const auth = model.accessControlled ? ['401'] : [];
   const entityNames = model.entities.map((entity) => entity.name);
@@ -429,6 +429,62 @@ function servicePaths(model: ServiceModel): Json {
           },
         ],
         responses: { '200': success(info), ...errors([...auth, '404', '500']) },
+      },
+    },
+    '/events': {
+      get: {
+        tags: ['service'],
+        summary: 'Change events of the entities the caller may list, as Server-Sent Events',
+        description:
+          'A `text/event-stream` that stays open. Each committed create, replace, patch, rename ' +
+          '(a `deleted` of the old id, then a `created` of the new one) and delete is one message: ' +
+          '`id: <seq>`, `event: record.<op>` (`created`, `updated`, `deleted`) and `data:` the ' +
+          'ChangeEvent as JSON. `seq` increases strictly in commit order. A client resumes with ' +
+          '`Last-Event-ID` (EventSource sends it) or `after`: every kept event after that seq, then ' +
+          'live ones. A position no longer kept (EVENTS_RETENTION) gets an `event: reset` message ' +
+          '(data `{after, seq, reason}`): reload the data, events continue after `seq`. A fresh ' +
+          'stream starts with `id: <seq>` alone; a comment `: keep-alive` comes every 15 s. ' +
+          'Under an owner rule a caller receives only events of its own records.',
+        operationId: 'events',
+        parameters: [
+          {
+            name: 'entity',
+            in: 'query',
+            required: false,
+            description:
+              'The entities to receive events of, comma-separated, in any case (default: every entity the caller may list).',
+            style: 'form',
+            explode: false,
+            schema: {
+              type: 'array',
+              items: { type: 'string', examples: entityNames },
+            },
+          },
+          {
+            name: 'after',
+            in: 'query',
+            required: false,
+            description:
+              'Resume after this event id: every kept event after it, then live ones (`Last-Event-ID` wins).',
+            schema: { type: 'integer', minimum: 0 },
+          },
+          {
+            name: 'Last-Event-ID',
+            in: 'header',
+            required: false,
+            description:
+              'The id of the last event received; an EventSource sends it when it reconnects.',
+            schema: { type: 'string', pattern: '^[0-9]+$' },
+          },
+        ],
+        responses: {
+          '200': {
+            description:
+              'The event stream (not in the envelope); the `data` of each `record.*` message is a ChangeEvent.',
+            content: { 'text/event-stream': { schema: { type: 'string' } } },
+          },
+          ...errors(['400', ...auth, '403', '404', '500', '503']),
+        },
       },
     },
     '/openapi.json': {
@@ -568,6 +624,29 @@ const SHARED_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
   FilterIntegers: { type: 'array', items: { type: 'string', pattern: '^[+-]?\\d+$' } },
   FilterBooleans: { type: 'array', items: { type: 'string', enum: ['true', 'false'] } },
   FilterDates: { type: 'array', items: { type: 'string', format: 'date' } },
+  ChangeEvent: {
+    type: 'object',
+    description:
+      'One committed change (`GET /events`): the `data` of a `record.created`, `record.updated` or `record.deleted` message.',
+    properties: {
+      seq: {
+        type: 'integer',
+        minimum: 1,
+        description: 'Position in commit order; also the `id` of the message.',
+      },
+      entity: { type: 'string' },
+      id: { type: 'string', description: 'The record id.' },
+      op: { enum: ['created', 'updated', 'deleted'] },
+      record: {
+        type: 'object',
+        description: 'The record after the change; before it, for `deleted`.',
+      },
+      timeUnix: { type: 'integer', description: 'Unix time in milliseconds of the write.' },
+      timeISO: { type: 'string', format: 'date-time' },
+    },
+    required: ['seq', 'entity', 'id', 'op', 'record', 'timeUnix', 'timeISO'],
+    additionalProperties: false,
+  },
   RecordMeta: {
     type: 'object',
     description: 'When the record (or the batch of a list insert) was last written.',

@@ -31,5 +31,6 @@ export function tableDescriptor(entity: EntityModel): TableDescriptor {
       })),
     ],
     key: entity.storageKey,
+    keySeparator: entity.lkSeparator,
   };
 }

@@ -2,6 +2,7 @@ import { enumConverter, selectConverter, toBoolean, toDate, toInteger, toText } 
 import type { KeyValue, KeyValues, TableDescriptor } from './driver.js';
 import type { Issue, IssuePath } from './issues.js';
 import { parseKey, parseSingleRecordId, toRefInteger, toRefText } from './record.js';
+import { recordIdFunction } from './record-id.js';
 import {
   DEFAULT_KEY_SEPARATOR,
   fieldTreeOf,
@@ -89,13 +90,14 @@ export function defineEntity<TRecord extends object>(
     fields: fieldTreeOf(entity.fields, integerKeyed),
     read: spec.read,
   };
+  const idOf = recordIdFunction(base.table) as (record: TRecord) => string;
   if (keyFields.length === 0) {
     // A single-record entity without a key field: its one id is also its key column's value.
     const id = singleRecordId ?? '';
     return {
       ...base,
       keyOf: () => [id],
-      idOf: () => id,
+      idOf,
       parseId: (text) => parseSingleRecordId(text, id),
     };
   }
@@ -105,10 +107,7 @@ export function defineEntity<TRecord extends object>(
   return {
     ...base,
     keyOf: (record) => keyNames.map((name) => valueOf(record, name)),
-    idOf:
-      keyNames.length === 1
-        ? (record) => String(valueOf(record, keyNames[0]!))
-        : (record) => keyNames.map((name) => String(valueOf(record, name))).join(separator),
+    idOf,
     parseId: (text) => parseKey(text, separator, converters),
   };
 }

@@ -35,6 +35,8 @@ export interface TableDescriptor {
   readonly columns: readonly ColumnDescriptor[];
   /** Names of the key columns, in `lk` order. */
   readonly key: readonly string[];
+  /** Joins the key values of a composite key into the record id (default `~`). */
+  readonly keySeparator?: string;
 }
 
 /** A single key field's value. */
@@ -140,8 +142,61 @@ export interface MigrationScript {
   readonly sql: string;
 }
 
+/** What a committed change did to its record. */
+export type ChangeOp = 'created' | 'updated' | 'deleted';
+
+/**
+ * One committed change as the outbox keeps it (SPEC §9): written in the same transaction as the
+ * change, so it exists if and only if the change committed.
+ */
+export interface StoredChange {
+  /** Position in the outbox: strictly increasing in commit order, without gaps, across the storage. */
+  readonly seq: number;
+  /** Entity name as written in the schema. */
+  readonly entity: string;
+  /** The record id (key values as text, joined by the key separator). */
+  readonly id: string;
+  readonly op: ChangeOp;
+  /** The record after the change (before it, for `deleted`), as JSON text. */
+  readonly record: string;
+  /** Unix time in milliseconds of the write. */
+  readonly timeUnix: number;
+}
+
+/** The part of the outbox that is kept. */
+export interface ChangeBounds {
+  /** The seq of the last committed change; 0 when there was none. */
+  readonly last: number;
+  /** The seq of the oldest change still kept; `last + 1` when there was none. */
+  readonly first: number;
+}
+
+/**
+ * The outbox of a driver that keeps one: every committed create, update and delete appends a
+ * change in the write's own transaction (unless `OpenOptions.events` is false).
+ */
+export interface ChangeFeed {
+  /** The committed changes after `seq`, in seq order, at most `limit` of them. */
+  read(after: number, limit: number): Promise<StoredChange[]>;
+  /** The last seq assigned and the first one still kept. */
+  bounds(): Promise<ChangeBounds>;
+  /** Deletes the oldest changes, up to the first one written at or after `time` (Unix ms) but never the newest one; resolves to how many. */
+  trim(time: number): Promise<number>;
+  /**
+   * Calls `listener` whenever changes may have been committed: right after this driver committed
+   * some (with them, in seq order), and with none when another instance may have (a PostgreSQL
+   * notification). Returns the function that stops the calls.
+   */
+  watch(listener: (committed: readonly StoredChange[]) => void): () => void;
+}
+
 /** Options of `StorageDriver.open`. */
 export interface OpenOptions {
+  /**
+   * Whether each write appends its change events to the outbox (default true); the outbox table is
+   * created either way. Off, `/events` has nothing to serve (`EVENTS=off`).
+   */
+  readonly events?: boolean;
   /**
    * The service's migrations for this driver's dialect. When given (even empty), the driver
    * first brings the database up to date: pending migrations run in one transaction and are
@@ -165,9 +220,9 @@ export interface StorageDriver {
   open(tables: readonly TableDescriptor[], options?: OpenOptions): Promise<void>;
   /** Reads one record by its key values, or `undefined` when there is none. */
   get(table: TableDescriptor, key: KeyValues): Promise<StoredRecord | undefined>;
-  /** Inserts all records in one transaction at time `now`; throws `DuplicateKeyError` and inserts nothing if any key exists. */
+  /** Inserts all records in one transaction at time `now` (with a `created` change each); throws `DuplicateKeyError` and inserts nothing if any key exists. */
   insert(table: TableDescriptor, records: readonly StoredFields[], now: number): Promise<void>;
-  /** Overwrites the record stored under `key` (its key may change) at time `now` if its version is still `expectedVersion`. */
+  /** Overwrites the record stored under `key` (its key may change) at time `now` if its version is still `expectedVersion`, with an `updated` change (a rename: `deleted`, then `created`). */
   update(
     table: TableDescriptor,
     key: KeyValues,
@@ -175,7 +230,7 @@ export interface StorageDriver {
     expectedVersion: number,
     now: number,
   ): Promise<UpdateResult>;
-  /** Deletes the record under `key` at time `now` if its version is `expectedVersion` (any when `undefined`) and returns what was deleted. */
+  /** Deletes the record under `key` at time `now` if its version is `expectedVersion` (any when `undefined`), with a `deleted` change, and returns what was deleted. */
   delete(
     table: TableDescriptor,
     key: KeyValues,
@@ -196,6 +251,10 @@ export interface StorageDriver {
    * it the service uses a secret of its own process.
    */
   secret?(name: string, create: () => string): Promise<string>;
+  /**
+   * The outbox of change events (SPEC §9). Optional: a driver without it serves no `/events`.
+   */
+  readonly changes?: ChangeFeed;
   /** Releases connections and files; the driver cannot be used afterwards. */
   close(): Promise<void>;
 }

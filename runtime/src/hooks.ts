@@ -5,6 +5,7 @@ import type { EntityDefinition } from './definition.js';
 import type { CountQuery, ListQuery, StorageDriver } from './driver.js';
 import type { RequestState } from './http/errors.js';
 import type { DataContext } from './data-context.js';
+import type { ChangeEvent } from './events/change.js';
 
 /** The Koa context of the request a hook runs for (`ctx.state.requestId`, headers, user data). */
 export type HookContext = Context;
@@ -48,6 +49,8 @@ export interface EntityStore<TRecord extends object> {
  *   write stays done; catch errors of optional side effects yourself.
  * - A before-hook of PUT/PATCH may run again when a concurrent writer forces a retry; keep before
  *   hooks free of side effects.
+ * - `afterCommit` runs outside any request, once per committed change, with the event `/events`
+ *   sends (docs/events.md).
  */
 export interface EntityHooks<TRecord extends object> {
   /**
@@ -65,6 +68,15 @@ export interface EntityHooks<TRecord extends object> {
   beforeDelete?(record: TRecord, ctx: HookContext): MaybePromise<void>;
   /** After DELETE removed `record`. */
   afterDelete?(record: TRecord, ctx: HookContext): MaybePromise<void>;
+  /**
+   * After a change of a record of this entity committed in this process (by a request or by a
+   * custom route through `store.driver`), with the same event object `/events` sends: `seq`,
+   * `op` (`created`, `updated`, `deleted`; a rename is `deleted` then `created`), `id`, `record`
+   * (before the change for `deleted`). For in-process reactions: it never delays or changes the
+   * response; hooks run one at a time in the order this process saw the
+   * commits, and an error is logged. Needs change events on (`EVENTS`, default on).
+   */
+  afterCommit?(event: ChangeEvent<TRecord>): MaybePromise<void>;
   /**
    * Koa middleware run, in order, in front of the entity's generated handlers (every method on
    * `/data/{entity}` and `/data/{entity}/{id}`, and `/entity/{entity}/recordCounts`), e.g. to

@@ -38,6 +38,14 @@ export type * from './driver.js';
 export * from './envelope.js';
 export { envInteger, envString, type Environment } from './env.js';
 export * from './errors.js';
+export type { ChangeEvent } from './events/change.js';
+export { EventHub, type EventHubOptions } from './events/hub.js';
+export {
+  DEFAULT_EVENT_SETTINGS,
+  eventSettingsFromEnv,
+  parseDuration,
+  type EventSettings,
+} from './events/settings.js';
 export type {
   EntityHooks,
   EntityMiddleware,

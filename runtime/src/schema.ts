@@ -237,6 +237,7 @@ export function tableOf(entity: EntitySchema, integerKeyed: ReadonlySet<string>)
     table: tableNameOf(entity.name),
     columns,
     key: fixedKey ? [FIXED_KEY_COLUMN] : [...lk],
+    keySeparator: entity.lkSeparator ?? DEFAULT_KEY_SEPARATOR,
   };
 }
 

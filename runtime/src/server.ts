@@ -3,9 +3,11 @@ import type { Duplex } from 'node:stream';
 import { resolve } from 'node:path';
 import type { Authenticator } from './auth/credentials.js';
 import { errorBody } from './envelope.js';
-import type { OpenOptions, StorageDriver, TableDescriptor } from './driver.js';
+import type { ChangeFeed, OpenOptions, StorageDriver, TableDescriptor } from './driver.js';
 import type { Environment } from './env.js';
 import { isStorageUnavailableError, StorageUnavailableError } from './errors.js';
+import { EventHub } from './events/hub.js';
+import { eventSettingsFromEnv } from './events/settings.js';
 import { createLogger, type Logger } from './logger.js';
 import { loadMigrations } from './migrations.js';
 import { createDriver, redactUrl } from './open.js';
@@ -100,6 +102,8 @@ export async function startServer(options: StartOptions): Promise<RunningService
     // Before the service listens, it stops as soon as it does (see below).
     if (started) void close().catch(() => undefined);
   };
+  // The change events' settings (EVENTS, EVENTS_RETENTION, …) come from the same environment.
+  const eventSettings = eventSettingsFromEnv(options.env);
   const inner = await createDriver(options.databaseUrl, options.env);
   const storage = redactUrl(options.databaseUrl);
   const migrationsDir = resolve(options.migrationsDir ?? 'migrations');
@@ -109,6 +113,7 @@ export async function startServer(options: StartOptions): Promise<RunningService
     options.tables,
     {
       migrations,
+      events: eventSettings.enabled,
       onMigrationsApplied: (ids) =>
         logger.info({ migrations: ids, migrationsDir }, `applied ${ids.length} migration(s)`),
     },
@@ -129,9 +134,11 @@ export async function startServer(options: StartOptions): Promise<RunningService
     await inner.close().catch(() => undefined);
     throw error;
   }
+  const events = new EventHub(driver, { settings: eventSettings, logger });
   const app = options.createApp({
     driver,
     logger,
+    events,
     ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit }),
     ...(options.auth === undefined ? {} : { auth: options.auth }),
     ...(options.corsOrigins === undefined ? {} : { corsOrigins: options.corsOrigins }),
@@ -151,6 +158,7 @@ export async function startServer(options: StartOptions): Promise<RunningService
     { port, host: options.host, storage: driver.dialect },
     `listening on http://${options.host}:${port}`,
   );
+  if (eventSettings.enabled) events.start();
 
   const shutdown = async (): Promise<void> => {
     // A second signal during the shutdown gets Node's default: the process ends at once.
@@ -162,10 +170,12 @@ export async function startServer(options: StartOptions): Promise<RunningService
       options.shutdownTimeoutMs ?? 10_000,
     );
     timeout.unref();
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeIdleConnections();
-    });
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    // Event streams never end by themselves: end them cleanly (clients resume elsewhere with
+    // their last id), then their connections are idle like the others.
+    await events.close();
+    server.closeIdleConnections();
+    await closed;
     clearTimeout(timeout);
     await driver.close();
     logger.info('stopped');
@@ -280,7 +290,27 @@ class RetryingOpenDriver implements StorageDriver {
     private readonly label: string,
     /** Called when the storage came back but cannot be used: the service must stop. */
     private readonly onFatal: (error: unknown) => void,
-  ) {}
+  ) {
+    const feed = inner.changes;
+    // Reading the outbox waits for the storage like every other call; watching may start early.
+    this.changes = feed && {
+      read: async (after, limit) => {
+        this.check();
+        return feed.read(after, limit);
+      },
+      bounds: async () => {
+        this.check();
+        return feed.bounds();
+      },
+      trim: async (time) => {
+        this.check();
+        return feed.trim(time);
+      },
+      watch: (listener) => feed.watch(listener),
+    };
+  }
+
+  readonly changes: ChangeFeed | undefined;
 
   get dialect(): string {
     return this.inner.dialect;

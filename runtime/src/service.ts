@@ -8,6 +8,9 @@ import { countRecords } from './listing.js';
 import type { StorageDriver, TableDescriptor } from './driver.js';
 import { recordMeta, successBody } from './envelope.js';
 import { EntityNotFoundError } from './errors.js';
+import { changeEvent } from './events/change.js';
+import { EventHub } from './events/hub.js';
+import { eventsRoute } from './events/route.js';
 import { DEFAULT_BODY_LIMIT } from './http/body.js';
 import { corsMiddleware } from './http/cors.js';
 import { errorMiddleware, type RequestState } from './http/errors.js';
@@ -73,6 +76,12 @@ export interface ServiceOptions {
    * generated server.ts). Only behind a proxy that sets them: clients can send them too.
    */
   readonly trustProxy?: boolean;
+  /**
+   * The change events of the service (`GET /events`, `afterCommit` hooks). `startServer` makes one
+   * from the environment and ends its streams on shutdown. Without it, the service makes one with
+   * the default settings that does not trim the outbox; its streams end with their connections.
+   */
+  readonly events?: EventHub;
 }
 
 const DATA_PREFIX = '/data/';
@@ -118,6 +127,9 @@ export function createService(service: ServiceDefinition, options: ServiceOption
   /** Whether the caller may list an entity, and so see it in /entity and /summary. */
   const listable = (ctx: Context, routes: DataRoutes): boolean =>
     routes.access === undefined || mayCall(routes.access.GET_LIST, principalOf(ctx));
+
+  const events = options.events ?? new EventHub(options.driver, { logger });
+  reactToCommits(service, events, logger);
 
   const app = new Koa<RequestState>();
   app.proxy = options.trustProxy === true;
@@ -206,6 +218,7 @@ export function createService(service: ServiceDefinition, options: ServiceOption
     }
     ctx.body = successBody({ schemaHash: service.schemaHash, entities });
   });
+  router.get('/events', eventsRoute(events, service.entities));
   // The document and its reference page leave out the entities the caller may not list.
   addOpenApiRoutes(router, service.openApi, (ctx, entity) => {
     const routes = byName.get(entity);
@@ -214,6 +227,34 @@ export function createService(service: ServiceDefinition, options: ServiceOption
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;
+}
+
+/**
+ * Runs the `afterCommit` hooks with the changes this process commits: one at a time, in the order
+ * the commits were heard, outside any request; an error is logged and the next hook runs.
+ */
+function reactToCommits(service: ServiceDefinition, events: EventHub, logger: Logger): void {
+  const hooks = new Map<string, NonNullable<DataRoutes['hooks']['afterCommit']>>();
+  for (const routes of service.entities) {
+    const hook = routes.hooks.afterCommit;
+    if (hook !== undefined) hooks.set(routes.definition.name, hook.bind(routes.hooks));
+  }
+  if (hooks.size === 0) return;
+  let queue = Promise.resolve();
+  events.onCommitted((committed) => {
+    for (const change of committed) {
+      const hook = hooks.get(change.entity);
+      if (hook === undefined) continue;
+      queue = queue
+        .then(() => hook(changeEvent(change)))
+        .catch((error: unknown) =>
+          logger.error(
+            { err: error, entity: change.entity, id: change.id, seq: change.seq },
+            'afterCommit hook failed',
+          ),
+        );
+    }
+  });
 }
 
 /** What `/entity` tells about an entity: its document as the schema declares it, its REST config. */

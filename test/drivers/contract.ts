@@ -48,12 +48,24 @@
  *   inserted or deleted between pages.
  * - `count` uses the filters only.
  *
+ * Change events (`changes`, SPEC §9)
+ * - Each committed insert, update and delete appends its changes in its own transaction: one
+ *   `created` per record of a list (in request order), one `updated`, a `deleted` (with the
+ *   record as it was) then a `created` for a rename, one `deleted` (the deleted record). A write
+ *   that fails or changes nothing (duplicate, version conflict, missing key) appends nothing.
+ * - Seqs increase by one per change, without gaps, across every driver on the storage; `record`
+ *   is the record's JSON text, `id` its key values joined by `~`, `timeUnix` the write's `now`.
+ * - `watch` listeners hear each write's changes right after it committed; `trim(time)` deletes
+ *   the prefix of changes older than `time` but never the newest change; `bounds` gives the last
+ *   seq and the first kept one. Opened with `events: false`, a driver appends nothing.
+ *
  * Lifecycle
  * - `ping` resolves on an open driver; after `close()` (which may be called twice) it rejects
  *   with `StorageUnavailableError`.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type {
+  ChangeFeed,
   ColumnDescriptor,
   ColumnKind,
   FilterCondition,
@@ -63,6 +75,7 @@ import type {
   ListQuery,
   OrderTerm,
   StorageDriver,
+  StoredChange,
   StoredFields,
   StoredRecord,
   TableDescriptor,
@@ -390,6 +403,239 @@ export function describeDriverContract(
             version: 2,
           });
           expect((await driver.get(INT_KEY, [7]))?.record).toStrictEqual({ n: 7, label: 'x' });
+        },
+      );
+    });
+
+    // --------------------------------------------------------------------------------------------
+    describe('change events', () => {
+      const feedOf = (of: StorageDriver): ChangeFeed => {
+        expect(of.changes).toBeDefined();
+        return of.changes!;
+      };
+      /** The changes after `after`, with their records parsed. */
+      const changesAfter = async (
+        after: number,
+        of: StorageDriver = driver,
+      ): Promise<(Omit<StoredChange, 'record'> & { record: unknown })[]> =>
+        (await feedOf(of).read(after, 1000)).map((change) => ({
+          ...change,
+          record: JSON.parse(change.record) as unknown,
+        }));
+      const lastSeq = async (of: StorageDriver = driver): Promise<number> =>
+        (await feedOf(of).bounds()).last;
+
+      it('insert, update and delete each append their change, seqs one apart', async () => {
+        const start = await lastSeq();
+        await driver.insert(INT_KEY, [{ n: 1, label: 'one' }], 1000);
+        await driver.update(INT_KEY, [1], { n: 1, label: 'uno' }, 1, 2000);
+        await driver.delete(INT_KEY, [1], undefined, 3000);
+        expect(await changesAfter(start)).toEqual([
+          {
+            seq: start + 1,
+            entity: 'INT_KEY',
+            id: '1',
+            op: 'created',
+            record: { n: 1, label: 'one' },
+            timeUnix: 1000,
+          },
+          {
+            seq: start + 2,
+            entity: 'INT_KEY',
+            id: '1',
+            op: 'updated',
+            record: { n: 1, label: 'uno' },
+            timeUnix: 2000,
+          },
+          {
+            seq: start + 3,
+            entity: 'INT_KEY',
+            id: '1',
+            op: 'deleted',
+            record: { n: 1, label: 'uno' },
+            timeUnix: 3000,
+          },
+        ]);
+        expect(await lastSeq()).toBe(start + 3);
+      });
+
+      it('the record of a change is its stored form, as get returns it', async () => {
+        const start = await lastSeq();
+        const record = { id: 'k1', name: 'x "y"\nz', count: 3, price: BIG_789, meta: { a: [1] } };
+        await driver.insert(KINDS, [record], 1000);
+        const [change] = await feedOf(driver).read(start, 10);
+        expect(JSON.parse(change!.record)).toStrictEqual((await driver.get(KINDS, ['k1']))?.record);
+      });
+
+      it('a list insert appends one created per record, in request order', async () => {
+        const start = await lastSeq();
+        await driver.insert(INT_KEY, [{ n: 30 }, { n: 10 }, { n: 20, label: 'b' }], 1000);
+        const changes = await changesAfter(start);
+        expect(changes.map((c) => [c.seq - start, c.op, c.id])).toEqual([
+          [1, 'created', '30'],
+          [2, 'created', '10'],
+          [3, 'created', '20'],
+        ]);
+        expect(changes[2]!.record).toEqual({ n: 20, label: 'b' });
+      });
+
+      it('failed and empty writes append nothing', async () => {
+        await driver.insert(INT_KEY, [{ n: 1 }, { n: 2 }], 1000);
+        const start = await lastSeq();
+        await expect(driver.insert(INT_KEY, [{ n: 3 }, { n: 1 }], 1001)).rejects.toThrow();
+        await expect(driver.insert(INT_KEY, [{ n: 4 }, { n: 4 }], 1001)).rejects.toThrow();
+        await driver.insert(INT_KEY, [], 1001);
+        expect(await driver.update(INT_KEY, [1], { n: 1, label: 'x' }, 5, 1002)).toEqual({
+          status: 'conflict',
+        });
+        expect(await driver.update(INT_KEY, [9], { n: 9 }, 1, 1002)).toEqual({
+          status: 'conflict',
+        });
+        expect(await driver.update(INT_KEY, [1], { n: 2 }, 1, 1003)).toEqual({
+          status: 'duplicate',
+        });
+        expect(await driver.delete(INT_KEY, [9], undefined, 1004)).toBeUndefined();
+        expect(await driver.delete(INT_KEY, [1], 7, 1004)).toBeUndefined();
+        expect(await changesAfter(start)).toEqual([]);
+        expect(await lastSeq()).toBe(start);
+        // The next write takes the next seq: nothing was used up by the failures.
+        await driver.insert(INT_KEY, [{ n: 5 }], 1005);
+        expect((await changesAfter(start)).map((c) => c.seq)).toEqual([start + 1]);
+      });
+
+      it('a rename is a deleted of the old id (record as it was), then a created of the new', async () => {
+        await driver.insert(
+          COMPOSITE,
+          [{ region: 'north', seq: 1, day: '2024-01-15', label: 'old' }],
+          1000,
+        );
+        const start = await lastSeq();
+        const renamed = { region: 'south', seq: 1, day: '2024-01-15', label: 'new' };
+        expect(
+          await driver.update(COMPOSITE, ['north', 1, '2024-01-15'], renamed, 1, 2000),
+        ).toEqual({ status: 'updated', version: 2 });
+        expect(await changesAfter(start)).toEqual([
+          {
+            seq: start + 1,
+            entity: 'COMPOSITE',
+            id: 'north~1~2024-01-15',
+            op: 'deleted',
+            record: { region: 'north', seq: 1, day: '2024-01-15', label: 'old' },
+            timeUnix: 2000,
+          },
+          {
+            seq: start + 2,
+            entity: 'COMPOSITE',
+            id: 'south~1~2024-01-15',
+            op: 'created',
+            record: renamed,
+            timeUnix: 2000,
+          },
+        ]);
+      });
+
+      it('ids of boolean, date and integer keys are their text', async () => {
+        const start = await lastSeq();
+        await driver.insert(BOOL_KEY, [{ flag: false, day: '2024-02-29' }], 1000);
+        await driver.update(
+          BOOL_KEY,
+          [false, '2024-02-29'],
+          { flag: false, day: '2024-02-29', note: 'n' },
+          1,
+          1001,
+        );
+        expect((await changesAfter(start)).map((c) => [c.op, c.id])).toEqual([
+          ['created', 'false~2024-02-29'],
+          ['updated', 'false~2024-02-29'],
+        ]);
+      });
+
+      it('watchers hear each write right after it committed, until they stop', async () => {
+        const heard: StoredChange[][] = [];
+        const stop = feedOf(driver).watch((committed) => {
+          if (committed.length > 0) heard.push([...committed]);
+        });
+        const start = await lastSeq();
+        await driver.insert(INT_KEY, [{ n: 1 }, { n: 2 }], 1000);
+        expect(heard).toEqual([await feedOf(driver).read(start, 10)]);
+        await driver.delete(INT_KEY, [2], 1, 1001);
+        expect(heard[1]!.map((c) => [c.seq, c.op, c.id])).toEqual([[start + 3, 'deleted', '2']]);
+        stop();
+        await driver.insert(INT_KEY, [{ n: 3 }], 1002);
+        expect(heard).toHaveLength(2);
+      });
+
+      it('trim deletes the oldest changes up to a time, never the newest; seqs go on', async () => {
+        expect(await feedOf(driver).bounds()).toEqual({ first: 1, last: 0 });
+        await driver.insert(INT_KEY, [{ n: 1 }], 1000);
+        await driver.insert(INT_KEY, [{ n: 2 }], 2000);
+        await driver.insert(INT_KEY, [{ n: 3 }], 3000);
+        expect(await feedOf(driver).trim(2500)).toBe(2);
+        expect(await feedOf(driver).bounds()).toEqual({ first: 3, last: 3 });
+        expect((await changesAfter(0)).map((c) => c.seq)).toEqual([3]);
+        // All of them are old now: the newest stays, so its seq is never handed out again.
+        expect(await feedOf(driver).trim(10_000)).toBe(0);
+        await driver.insert(INT_KEY, [{ n: 4 }], 4000);
+        expect(await feedOf(driver).trim(10_000)).toBe(1);
+        expect((await changesAfter(0)).map((c) => c.seq)).toEqual([4]);
+        expect(await feedOf(driver).bounds()).toEqual({ first: 4, last: 4 });
+      });
+
+      it('trim never leaves a gap: a young change stops it even when older ones follow', async () => {
+        const start = await lastSeq();
+        await driver.insert(INT_KEY, [{ n: 1 }], 1000);
+        await driver.insert(INT_KEY, [{ n: 2 }], 5000); // another instance's clock ran ahead
+        await driver.insert(INT_KEY, [{ n: 3 }], 2000);
+        expect(await feedOf(driver).trim(3000)).toBe(1);
+        expect((await changesAfter(0)).map((c) => c.seq)).toEqual([start + 2, start + 3]);
+      });
+
+      it('read pages through the changes in seq order', async () => {
+        const start = await lastSeq();
+        await driver.insert(
+          INT_KEY,
+          Array.from({ length: 25 }, (_, i) => ({ n: i })),
+          1000,
+        );
+        const seen: number[] = [];
+        let after = start;
+        for (;;) {
+          const page = await feedOf(driver).read(after, 10);
+          if (page.length === 0) break;
+          seen.push(...page.map((c) => c.seq));
+          after = page.at(-1)!.seq;
+        }
+        expect(seen).toEqual(Array.from({ length: 25 }, (_, i) => start + 1 + i));
+      });
+
+      it('opened with events off, writes append nothing', async () => {
+        const off = await makeDriver();
+        extra.push(off);
+        await off.open(CONTRACT_TABLES, { events: false });
+        const start = await lastSeq(off);
+        await off.insert(INT_KEY, [{ n: 1 }], 1000);
+        await off.update(INT_KEY, [1], { n: 2 }, 1, 1001);
+        await off.delete(INT_KEY, [2], undefined, 1002);
+        expect(await changesAfter(start, off)).toEqual([]);
+      });
+
+      it.runIf(options.reopen !== undefined)(
+        'drivers on one storage share one gapless sequence, also when writing concurrently',
+        async () => {
+          const other = await reopen();
+          const start = await lastSeq();
+          await Promise.all(
+            Array.from({ length: 40 }, (_, i) =>
+              (i % 2 === 0 ? driver : other).insert(INT_KEY, [{ n: i }, { n: 100 + i }], 1000 + i),
+            ),
+          );
+          const changes = await changesAfter(start, other);
+          expect(changes.map((c) => c.seq)).toEqual(
+            Array.from({ length: 80 }, (_, i) => start + 1 + i),
+          );
+          // The two records of one insert are adjacent: a write's changes are never interleaved.
+          for (let i = 0; i < 80; i += 2)
+            expect(Number(changes[i + 1]!.id) - Number(changes[i]!.id)).toBe(100);
         },
       );
     });

@@ -138,7 +138,13 @@ if (url === undefined || url === '') {
           )
         ).rows.map((r) => r.tablename),
       );
-      expect(tables).toEqual(['_eg_activity', '_eg_secrets', 'items']);
+      expect(tables).toEqual([
+        '_eg_activity',
+        '_eg_event_seq',
+        '_eg_events',
+        '_eg_secrets',
+        'items',
+      ]);
       const listed = await driver.list(ITEMS, {
         filters: [
           { anyOf: [{ path: ['camelCase'], operator: 'EQUALS', kind: 'text', value: 'Mixed' }] },
@@ -364,6 +370,113 @@ if (url === undefined || url === '') {
         expect((await victim.get(ITEMS, ['q1']))?.record['id']).toBe('q1');
       } finally {
         await victim.close();
+      }
+    });
+
+    /** Waits until `check` holds, at most `timeoutMs`. */
+    const until = async (what: string, check: () => boolean, timeoutMs = 5000): Promise<void> => {
+      const deadline = Date.now() + timeoutMs;
+      while (!check()) {
+        if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${what}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+
+    it('a watcher hears of changes another driver committed (LISTEN/NOTIFY), also after its connection was cut', async () => {
+      const applicationName = `eg-test-listen-${randomBytes(3).toString('hex')}`;
+      const listening = driverFor(schema, { applicationName });
+      const writer = driverFor(schema);
+      await listening.open([ITEMS]);
+      await writer.open([ITEMS]);
+      let wakes = 0;
+      const stop = listening.changes!.watch(() => {
+        wakes++;
+      });
+      try {
+        // Connecting counts as a notification: changes made meanwhile are read then.
+        await until('the LISTEN connection is up', () => wakes >= 1);
+        let before = wakes;
+        await writer.insert(ITEMS, [{ id: `listen-${applicationName}-1` }], 1000);
+        await until("the notification of the other driver's insert", () => wakes > before);
+        const cut = await admin(
+          async (client) =>
+            (
+              await client.query(
+                `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                  WHERE application_name = $1 AND query LIKE 'LISTEN%'`,
+                [applicationName],
+              )
+            ).rowCount,
+        );
+        expect(cut).toBe(1);
+        before = wakes;
+        await until('the wake-up of the new LISTEN connection', () => wakes > before, 10_000);
+        before = wakes;
+        await writer.insert(ITEMS, [{ id: `listen-${applicationName}-2` }], 1001);
+        await until('the notification after the reconnection', () => wakes > before);
+      } finally {
+        stop();
+        await listening.close();
+        await writer.close();
+      }
+    });
+
+    it('a reader never sees a seq before all lower ones: seq order is commit order', async () => {
+      const writers = [driverFor(schema), driverFor(schema)];
+      for (const writer of writers) await writer.open([ITEMS]);
+      const feed = driver.changes!;
+      const start = (await feed.bounds()).last;
+      let last = start;
+      let writing = true;
+      const gaps: string[] = [];
+      const reading = (async () => {
+        for (;;) {
+          const page = await feed.read(last, 500);
+          for (const change of page) {
+            if (change.seq !== last + 1) gaps.push(`${last} then ${change.seq}`);
+            last = change.seq;
+          }
+          if (!writing && page.length === 0) return;
+        }
+      })();
+      try {
+        await Promise.all(
+          writers.flatMap((writer, w) =>
+            Array.from({ length: 6 }, async (_, t) => {
+              for (let i = 0; i < 20; i++)
+                await writer.insert(ITEMS, [{ id: `order-${w}-${t}-${i}` }], 1000 + i);
+            }),
+          ),
+        );
+      } finally {
+        writing = false;
+        await reading;
+        for (const writer of writers) await writer.close();
+      }
+      expect(gaps).toEqual([]);
+      expect(last - start).toBe(240);
+    });
+
+    it('a database from before change events gets its outbox when opened, and events start', async () => {
+      const old = newSchema();
+      const first = driverFor(old);
+      await first.open([ITEMS]);
+      await first.insert(ITEMS, [{ id: 'old' }], 1000);
+      await first.close();
+      // As a service that ran an older runtime left it: no outbox tables.
+      await admin((client) =>
+        client.query(`DROP TABLE "${old}"."_eg_events", "${old}"."_eg_event_seq"`),
+      );
+      const again = driverFor(old);
+      try {
+        await again.open([ITEMS]);
+        expect(await again.changes.bounds()).toEqual({ first: 1, last: 0 });
+        await again.update(ITEMS, ['old'], { id: 'old', qty: 2 }, 1, 2000);
+        expect((await again.changes.read(0, 10)).map((c) => [c.seq, c.op, c.id])).toEqual([
+          [1, 'updated', 'old'],
+        ]);
+      } finally {
+        await again.close();
       }
     });
 

@@ -84,6 +84,25 @@ describe('sqlite driver specifics', () => {
     for (const driver of drivers.splice(0)) await driver.close();
   });
 
+  it('a database from before change events gets its outbox when opened, and events start', async () => {
+    const file = freshFile();
+    const first = track(new SqliteDriver({ filename: file }));
+    await first.open([ITEMS]);
+    await first.insert(ITEMS, [{ id: 'old', qty: 1 }], 1000);
+    await first.close();
+    // As a service that ran an older runtime left it: no outbox table.
+    const raw = new Database(file);
+    raw.exec('DROP TABLE "_eg_events"');
+    raw.close();
+    const again = track(new SqliteDriver({ filename: file }));
+    await again.open([ITEMS]);
+    expect(await again.changes.bounds()).toEqual({ first: 1, last: 0 });
+    await again.update(ITEMS, ['old'], { id: 'old', qty: 2 }, 1, 2000);
+    expect((await again.changes.read(0, 10)).map((c) => [c.seq, c.op, c.id])).toEqual([
+      [1, 'updated', 'old'],
+    ]);
+  });
+
   describe('parseSqliteUrl', () => {
     it.each<[string, ReturnType<typeof parseSqliteUrl>]>([
       ['sqlite::memory:', { filename: ':memory:' }],

@@ -2,12 +2,13 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type {
+  EventSettings,
   ServiceApp,
   ServiceOptions,
   StorageDriver,
   TableDescriptor,
 } from '@entity-gen/runtime';
-import { createLogger } from '@entity-gen/runtime';
+import { createLogger, EventHub } from '@entity-gen/runtime';
 import { SqliteDriver } from '@entity-gen/runtime/sqlite';
 import { fixtureNamed, generateFixtureInto } from './generate.js';
 import { serve, type TestServer } from './http.js';
@@ -22,6 +23,8 @@ interface GeneratedModules {
 /** A generated service booted on a driver and served over HTTP. */
 export interface BootedService extends TestServer {
   readonly driver: StorageDriver;
+  /** The service's change events (`/events`, `afterCommit`). */
+  readonly events: EventHub;
   readonly tables: readonly TableDescriptor[];
   readonly createApp: (options: ServiceOptions) => ServiceApp;
 }
@@ -49,15 +52,25 @@ export async function bootFixture(
     auth?: ServiceOptions['auth'];
     maxPageSize?: number;
     cursorSecret?: string;
+    /** Settings of the change events (keep-alive, buffer, …); the defaults otherwise. */
+    events?: Partial<EventSettings>;
+    /** Open the driver with change events off (`EVENTS=off`). */
+    eventsOff?: boolean;
   } = {},
 ): Promise<BootedService> {
   const dir = await generateFixtureInto(fixtureNamed(fixture), options.folder ?? `e2e-${fixture}`);
   const { createApp, tables } = await loadGenerated(dir);
   const driver = options.driver ?? new SqliteDriver({ filename: ':memory:' });
-  await driver.open(tables);
+  await driver.open(tables, options.eventsOff === true ? { events: false } : {});
+  const logger = createLogger({ level: 'silent' });
+  const events = new EventHub(driver, {
+    settings: { ...options.events, ...(options.eventsOff === true ? { enabled: false } : {}) },
+    logger,
+  });
   const app = createApp({
     driver,
-    logger: createLogger({ level: 'silent' }),
+    logger,
+    events,
     ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit }),
     ...(options.auth === undefined ? {} : { auth: options.auth }),
     ...(options.maxPageSize === undefined ? {} : { maxPageSize: options.maxPageSize }),
@@ -67,9 +80,11 @@ export async function bootFixture(
   return {
     ...server,
     driver,
+    events,
     tables,
     createApp,
     close: async () => {
+      await events.close();
       await server.close();
       await driver.close();
     },

@@ -20,6 +20,7 @@ const PRODUCT_HOOKS = `import { HttpError, type EntityHooks } from '@entity-gen/
 import type { Product } from '../entities/product/types.js';
 
 const calls: string[] = [];
+const commits: string[] = [];
 
 export const productHooks: EntityHooks<Product> = {
   beforeInsert(record, ctx) {
@@ -54,6 +55,10 @@ export const productHooks: EntityHooks<Product> = {
   afterDelete(record) {
     calls.push(\`afterDelete \${record.code}\`);
   },
+  afterCommit(event) {
+    commits.push(\`\${event.seq} \${event.op} \${event.id} \${event.record.name} \${event.timeISO}\`);
+    if (event.record.code === 'boom') throw new Error('afterCommit failed on purpose');
+  },
   middleware: [
     async (ctx, next) => {
       if (ctx.get('x-role') === 'guest' && ctx.method !== 'GET' && ctx.method !== 'HEAD') {
@@ -74,6 +79,9 @@ export const productHooks: EntityHooks<Product> = {
     });
     router.get('/product-hook-calls', (ctx) => {
       ctx.body = { status: 'success', data: calls.splice(0) };
+    });
+    router.get('/product-commits', (ctx) => {
+      ctx.body = { status: 'success', data: commits.splice(0) };
     });
   },
 };
@@ -271,6 +279,37 @@ describe('hooks of a generated service, over HTTP', () => {
       headers: guest,
     });
     expect(category.status).toBe(200);
+  });
+
+  it('afterCommit gets each committed change as /events sends it; a failing one changes nothing', async () => {
+    await server.request('GET', '/product-commits');
+    const write = async (method: string, path: string, data?: unknown): Promise<number> =>
+      (await server.request(method, path, data === undefined ? {} : { body: { data } })).status;
+    expect(await write('POST', '/data/product', [product('c1'), product('c2')])).toBe(200);
+    expect(await write('POST', '/data/product', product('c1'))).toBe(400);
+    expect(await write('PATCH', '/data/product/c1', { code: 'c3' })).toBe(200);
+    expect(await write('DELETE', '/data/product/c2')).toBe(200);
+    // The hook throws for this one: the write and its answer stand, the error goes to the log.
+    expect(await write('POST', '/data/product', product('boom'))).toBe(200);
+    expect(await write('POST', '/data/product', product('c4'))).toBe(200);
+    const seen: string[] = [];
+    const deadline = Date.now() + 10_000;
+    while (seen.length < 7 && Date.now() < deadline) {
+      seen.push(...((await server.request('GET', '/product-commits')).body.data as string[]));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const seq = Number(seen[0]?.split(' ')[0]);
+    expect(seen.map((line) => line.split(' ').slice(0, 5).join(' '))).toEqual([
+      `${seq} created c1 Product c1`,
+      `${seq + 1} created c2 Product c2`,
+      `${seq + 2} deleted c1 Product c1`,
+      `${seq + 3} created c3 Product c1`,
+      `${seq + 4} deleted c2 Product c2`,
+      `${seq + 5} created boom Product boom`,
+      `${seq + 6} created c4 Product c4`,
+    ]);
+    for (const line of seen) expect(line).toMatch(/ \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    await hookCalls();
   });
 
   it('regenerating leaves the hooks file exactly as it is', async () => {

@@ -8,7 +8,7 @@ import type { Middleware } from 'koa';
 
 const ALLOWED_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS';
 const ALLOWED_HEADERS =
-  'Authorization, Content-Type, If-Match, If-None-Match, X-API-Key, X-Request-Id';
+  'Authorization, Content-Type, If-Match, If-None-Match, Last-Event-ID, X-API-Key, X-Request-Id';
 const EXPOSED_HEADERS = 'ETag, X-Request-Id, Allow';
 /** How long a browser may cache a preflight answer, in seconds. */
 const PREFLIGHT_MAX_AGE = '600';

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type {
+  ChangeFeed,
   ColumnDescriptor,
   ColumnKind,
   CountQuery,
@@ -15,6 +16,12 @@ import type {
   UpdateResult,
 } from '../driver.js';
 import type { Environment } from '../env.js';
+import {
+  ChangeDrafter,
+  ChangeListeners,
+  committedChanges,
+  type ChangeDraft,
+} from '../events/change.js';
 import { DuplicateKeyError, StorageUnavailableError } from '../errors.js';
 import {
   MIGRATIONS_TABLE,
@@ -27,6 +34,8 @@ import type { SqlDialect } from '../sql/dialect.js';
 import { buildCountSql, buildListSql, type BuiltSql } from '../sql/query.js';
 import { postgresDialect } from './dialect.js';
 import { describeError, isRetryable, isUnavailable, sqlState, translateError } from './errors.js';
+import { ChangeAnnouncer, ChangeListener } from './notifications.js';
+import { PostgresOutbox, toBounds, toChange } from './outbox.js';
 import {
   describeSettings,
   parsePostgresUrl,
@@ -91,6 +100,10 @@ interface TableState {
   readonly deleteVersion: string;
   /** Finds which of a list of keys exist (for the index of a `DuplicateKeyError`). */
   readonly existing: string;
+  /** Reads the record a rename deletes, locking it (`$1…$k` the key, `$k+1` the version). */
+  readonly lockVersion: string;
+  /** Builds the change events of the table's writes (when events are on). */
+  readonly drafter: ChangeDrafter | undefined;
 }
 
 type Row = unknown[];
@@ -104,7 +117,9 @@ type Row = unknown[];
  *   entity's last write times and is updated by the same statement as the write.
  * - Every write is ONE statement (data-modifying CTE), hence atomic without an explicit
  *   transaction and one round trip: insert of a list via `unnest` of one array per column,
- *   update with a version check, delete with RETURNING. Fixed statements are named prepared
+ *   update with a version check, delete with RETURNING. The change events (outbox.ts) are part
+ *   of that statement; only a delete and a rename, whose events hold the record as it was, run
+ *   two statements in a transaction. Fixed statements are named prepared
  *   statements; values are always bound parameters.
  * - Duplicate keys are found by the primary key (SQLSTATE 23505), so concurrent inserts from
  *   several instances are safe. Serialization failures and deadlocks are retried.
@@ -120,6 +135,17 @@ export class PostgresDriver implements StorageDriver {
   private closed = false;
   private readonly activityTable: string;
   private readonly activitySql: string;
+  /** The outbox of change events (SPEC §9). */
+  readonly changes: ChangeFeed;
+  private readonly outbox: PostgresOutbox;
+  /** Whether writes append change events (`OpenOptions.events`). */
+  private events = true;
+  private readonly listeners = new ChangeListeners();
+  /** Announces this instance's commits to the others, once `open()` knows the channel. */
+  private announcer: ChangeAnnouncer | undefined;
+  /** The LISTEN connection, once `open()` knows the channel and while someone watches. */
+  private listener: ChangeListener | undefined;
+  private readonly clientConfig: pg.ClientConfig;
 
   /**
    * @param config a URL (its parameters only: no environment is read), settings returned by
@@ -178,6 +204,11 @@ export class PostgresDriver implements StorageDriver {
       if (poolConfig[key] === undefined) delete poolConfig[key];
     }
     this.pool = new pg.Pool(poolConfig);
+    // The LISTEN connection is made like the pooled ones, without a statement timeout (it waits).
+    const clientConfig: pg.ClientConfig = { ...poolConfig };
+    delete clientConfig.statement_timeout;
+    delete clientConfig.query_timeout;
+    this.clientConfig = clientConfig;
     // An idle client whose connection breaks emits 'error' on the pool; without a listener that
     // would crash the process. The pool has already discarded the client.
     const onIdleError = options.onIdleError;
@@ -186,6 +217,42 @@ export class PostgresDriver implements StorageDriver {
     });
     this.activityTable = qualify(s.schema, ACTIVITY_TABLE);
     this.activitySql = `SELECT "entity", "last_create_ms", "last_update_ms", "last_delete_ms" FROM ${this.activityTable}`;
+    this.outbox = new PostgresOutbox(s.schema);
+    const outbox = this.outbox;
+    this.changes = {
+      read: async (after, limit) => {
+        this.checkOpen();
+        const result = await this.run({
+          name: statementName(outbox.readSql),
+          text: outbox.readSql,
+          values: [after, limit],
+          rowMode: 'array',
+        });
+        return (result.rows as Row[]).map(toChange);
+      },
+      bounds: async () => {
+        this.checkOpen();
+        const result = await this.run({
+          name: statementName(outbox.boundsSql),
+          text: outbox.boundsSql,
+          rowMode: 'array',
+        });
+        return toBounds(result.rows[0] as Row | undefined);
+      },
+      trim: async (time) => {
+        this.checkOpen();
+        const result = await this.run({ text: outbox.trimSql, values: [time] });
+        return result.rowCount ?? 0;
+      },
+      watch: (listener) => {
+        const stop = this.listeners.add(listener);
+        this.listener?.start();
+        return () => {
+          stop();
+          if (this.listeners.size === 0) void this.listener?.stop();
+        };
+      },
+    };
   }
 
   /** Connection target without the password, for logs. */
@@ -204,6 +271,7 @@ export class PostgresDriver implements StorageDriver {
     this.checkOpen();
     for (const table of tables) checkColumnNames(table);
     let applied: readonly string[] = [];
+    let channel: string | undefined;
     await this.withClient(async (client) => {
       const dateStyle = (await client.query<{ DateStyle: string }>('SHOW DateStyle')).rows[0]
         ?.DateStyle;
@@ -229,6 +297,11 @@ export class PostgresDriver implements StorageDriver {
         }
         await ddl(client, createActivityTableSql(schema));
         await ddl(client, createSecretsTableSql(schema));
+        // Created at start like the other bookkeeping tables, so services that existed before
+        // change events get their outbox without a migration.
+        for (const statement of this.outbox.createSql()) await ddl(client, statement);
+        const current = await client.query<{ schema: string }>('SELECT current_schema() AS schema');
+        channel = PostgresOutbox.channel(schema ?? current.rows[0]?.schema ?? '');
         for (const table of tables) {
           await ddl(client, createTableSql(schema, table));
           await this.checkColumns(client, table);
@@ -242,7 +315,15 @@ export class PostgresDriver implements StorageDriver {
           );
       }
     });
+    this.events = options.events !== false;
     for (const table of tables) this.tables.set(table.table, this.prepareTable(table));
+    if (channel !== undefined && this.announcer === undefined) {
+      this.announcer = new ChangeAnnouncer(this.pool, channel);
+      this.listener = new ChangeListener(this.clientConfig, channel, this.announcer.token, () =>
+        this.listeners.emit([]),
+      );
+      if (this.listeners.size > 0) this.listener.start();
+    }
     if (applied.length > 0) options.onMigrationsApplied?.(applied);
   }
 
@@ -354,12 +435,21 @@ export class PostgresDriver implements StorageDriver {
         arrays[c]![n] = toText(state.descriptor.table, columns[c]!, record[columns[c]!.name]);
       }
     }
+    const drafter = state.drafter;
+    const drafts = drafter === undefined ? [] : records.map((r) => drafter.draft('created', r));
     try {
-      await this.run({
+      const result = await this.run({
         name: statementName(state.insert),
         text: state.insert,
-        values: [...arrays, state.descriptor.entity, now],
+        values: [
+          ...arrays,
+          state.descriptor.entity,
+          now,
+          ...(drafter === undefined ? [] : PostgresOutbox.params(drafts)),
+        ],
+        rowMode: 'array',
       });
+      this.emit(drafts, result.rows[0] as Row | undefined, now);
     } catch (error) {
       if (sqlState(error) !== '23505') throw error;
       const index = await this.duplicateIndex(state, records).catch(() => undefined);
@@ -376,21 +466,46 @@ export class PostgresDriver implements StorageDriver {
   ): Promise<UpdateResult> {
     const state = this.state(table);
     checkTime(now);
+    const keys = keyParams(state, key);
     const values: unknown[] = state.columns.map((c) =>
       toParam(state.descriptor.table, c, record[c.name]),
     );
-    values.push(now, ...keyParams(state, key), expectedVersion, state.descriptor.entity);
+    values.push(now, ...keys, expectedVersion, state.descriptor.entity);
+    const drafter = state.drafter;
+    const query = (drafts: readonly ChangeDraft[]): pg.QueryArrayConfig => ({
+      name: statementName(state.update),
+      text: state.update,
+      values: drafter === undefined ? values : [...values, ...PostgresOutbox.params(drafts)],
+      rowMode: 'array',
+    });
     try {
-      const result = await this.run({
-        name: statementName(state.update),
-        text: state.update,
-        values,
-        rowMode: 'array',
-      });
-      const row = result.rows[0] as Row | undefined;
-      return row === undefined
-        ? { status: 'conflict' }
-        : { status: 'updated', version: Number(row[0]) };
+      let row: Row | undefined;
+      let drafts: ChangeDraft[] = [];
+      if (drafter !== undefined && drafter.renames(key, record)) {
+        // The `deleted` event of a rename holds the record as it was: read (and lock) it first,
+        // in the same transaction.
+        row = await this.transaction(async (client) => {
+          const old = await client.query({
+            name: statementName(state.lockVersion),
+            text: state.lockVersion,
+            values: [...keys, expectedVersion],
+            rowMode: 'array',
+          });
+          const previous = old.rows[0] as Row | undefined;
+          if (previous === undefined) return undefined;
+          drafts = [
+            drafter.draft('deleted', toStored(state, previous).record),
+            drafter.draft('created', record),
+          ];
+          return (await client.query(query(drafts))).rows[0] as Row | undefined;
+        });
+      } else {
+        drafts = drafter === undefined ? [] : [drafter.draft('updated', record)];
+        row = (await this.run(query(drafts))).rows[0] as Row | undefined;
+      }
+      if (row === undefined) return { status: 'conflict' };
+      this.emit(drafts, row.slice(1), now);
+      return { status: 'updated', version: Number(row[0]) };
     } catch (error) {
       if (sqlState(error) === '23505') return { status: 'duplicate' };
       throw error;
@@ -412,9 +527,31 @@ export class PostgresDriver implements StorageDriver {
       text = state.deleteVersion;
     }
     values.push(state.descriptor.entity, now);
-    const result = await this.run({ name: statementName(text), text, values, rowMode: 'array' });
-    const row = result.rows[0] as Row | undefined;
-    return row === undefined ? undefined : toStored(state, row);
+    const remove = { name: statementName(text), text, values, rowMode: 'array' as const };
+    const drafter = state.drafter;
+    if (drafter === undefined) {
+      const row = (await this.run(remove)).rows[0] as Row | undefined;
+      return row === undefined ? undefined : toStored(state, row);
+    }
+    // The event holds the deleted record, known only once it is deleted: a transaction of two
+    // statements.
+    const outbox = this.outbox;
+    const deleted = await this.transaction(async (client) => {
+      const row = (await client.query(remove)).rows[0] as Row | undefined;
+      if (row === undefined) return undefined;
+      const stored = toStored(state, row);
+      const drafts = [drafter.draft('deleted', stored.record)];
+      const appended = await client.query({
+        name: statementName(outbox.appendSql),
+        text: outbox.appendSql,
+        values: [...PostgresOutbox.params(drafts), state.descriptor.entity, now],
+        rowMode: 'array',
+      });
+      return { stored, drafts, first: appended.rows[0] as Row | undefined };
+    });
+    if (deleted === undefined) return undefined;
+    this.emit(deleted.drafts, deleted.first, now);
+    return deleted.stored;
   }
 
   async list(table: TableDescriptor, query: ListQuery): Promise<StoredRecord[]> {
@@ -485,6 +622,7 @@ export class PostgresDriver implements StorageDriver {
     if (this.closed) return;
     this.closed = true;
     this.tables.clear();
+    await this.listener?.stop();
     await this.pool.end();
   }
 
@@ -551,6 +689,32 @@ export class PostgresDriver implements StorageDriver {
       client.off('error', onError);
       client.release(broken ?? false);
     }
+  }
+
+  /** Tells the watchers of `changes` what a write committed: `drafts` from seq `first[0]` on. */
+  private emit(drafts: readonly ChangeDraft[], first: Row | undefined, now: number): void {
+    const seq = first?.[0];
+    if (drafts.length === 0 || seq === null || seq === undefined) return;
+    this.listeners.emit(committedChanges(drafts, Number(seq), now));
+    this.announcer?.announce(Number(seq) + drafts.length - 1);
+  }
+
+  /** Runs `fn` in a transaction on one client, all of it again on serialization failures and deadlocks. */
+  private transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return this.withClient(async (client) => {
+      for (let attempt = 1; ; attempt++) {
+        await client.query('BEGIN');
+        try {
+          const result = await fn(client);
+          await client.query('COMMIT');
+          return result;
+        } catch (error) {
+          await client.query('ROLLBACK').catch(() => undefined);
+          if (attempt >= MAX_ATTEMPTS || !isRetryable(error)) throw error;
+          await sleep(Math.random() * 20 * attempt);
+        }
+      }
+    });
   }
 
   /** One statement, re-run on serialization failures and deadlocks. */
@@ -652,17 +816,40 @@ export class PostgresDriver implements StorageDriver {
 
     const get = `SELECT ${select} FROM ${tableSql} WHERE ${keyWhere(1)}`;
 
-    // $1…$n: one TEXT[] per column; $n+1: entity; $n+2: now.
+    const events = this.events;
+    /** The event CTEs after `"_eg_touch"`, their arrays from parameter `$first` on. */
+    const appendAfterTouch = (first: number, entity: string, now: string): string =>
+      this.outbox.appendCtes(
+        { ids: `$${first}`, ops: `$${first + 1}`, records: `$${first + 2}`, entity, now },
+        '"_eg_touch"',
+      );
+
+    // $1…$n: one TEXT[] per column; $n+1: entity; $n+2: now; with events, $n+3…$n+5 their arrays.
     const input = columns.map((_, i) => `"_${i + 1}"`);
+    const insertTouch = touch(
+      'last_create_ms',
+      `(SELECT count(*) AS "n" FROM "_eg_rows") AS "_eg_count" WHERE "_eg_count"."n" > 0`,
+      `$${n + 1}`,
+      `$${n + 2}`,
+    );
     const insert = `WITH "_eg_rows" AS (
   INSERT INTO ${tableSql} (${[...names, created, updated, version].join(', ')})
   SELECT ${columns.map((c, i) => `"_eg_input".${input[i]}::${castType(c.kind)}`).join(', ')}, $${n + 2}::BIGINT, $${n + 2}::BIGINT, 1
     FROM unnest(${columns.map((_, i) => `$${i + 1}::TEXT[]`).join(', ')}) AS "_eg_input"(${input.join(', ')})
   RETURNING 1
-)
-${touch('last_create_ms', `(SELECT count(*) AS "n" FROM "_eg_rows") AS "_eg_count" WHERE "_eg_count"."n" > 0`, `$${n + 1}`, `$${n + 2}`)}`;
+)${
+      events
+        ? `, "_eg_touch" AS (
+  ${insertTouch}
+  RETURNING 1
+), ${appendAfterTouch(n + 3, `$${n + 1}`, `$${n + 2}`)}
+SELECT min("seq") FROM "_eg_events"`
+        : `
+${insertTouch}`
+    }`;
 
-    // $1…$n: fields; $n+1: now; then the key; then the expected version; then the entity.
+    // $1…$n: fields; $n+1: now; then the key; then the expected version; then the entity; with
+    // events, their arrays.
     const k = descriptor.key.length;
     const update = `WITH "_eg_updated" AS (
   UPDATE ${tableSql} SET ${names.map((c, i) => `${c} = $${i + 1}`).join(', ')}, ${updated} = $${n + 1}, ${version} = ${version} + 1
@@ -671,8 +858,14 @@ ${touch('last_create_ms', `(SELECT count(*) AS "n" FROM "_eg_rows") AS "_eg_coun
 ), "_eg_touch" AS (
   ${touch('last_update_ms', '"_eg_updated"', `$${n + 3 + k}`, `$${n + 1}`)}
   RETURNING 1
-)
-SELECT ${version} FROM "_eg_updated"`;
+)${
+      events
+        ? `, ${appendAfterTouch(n + 4 + k, `$${n + 3 + k}`, `$${n + 1}`)}
+SELECT ${version}, (SELECT min("seq") FROM "_eg_events") FROM "_eg_updated"`
+        : `
+SELECT ${version} FROM "_eg_updated"`
+    }`;
+    const lockVersion = `SELECT ${select} FROM ${tableSql} WHERE ${keyWhere(1)} AND ${version} = $${k + 1} FOR UPDATE`;
 
     // $1…$k: the key; [$k+1: expected version]; then entity and now.
     const remove = (withVersion: boolean): string => {
@@ -708,6 +901,8 @@ SELECT ${select} FROM "_eg_deleted"`;
       delete: remove(false),
       deleteVersion: remove(true),
       existing,
+      lockVersion,
+      drafter: events ? new ChangeDrafter(descriptor) : undefined,
     };
   }
 }

@@ -170,6 +170,10 @@ export function tableIndexes(
 
 /** Table holding the service's generated secrets (the key that signs list cursors). */
 export const SECRETS_TABLE = '_eg_secrets';
+/** The outbox: one row per committed change (SPEC §9; see outbox.ts). */
+export const EVENTS_TABLE = '_eg_events';
+/** The one-row counter that hands out the outbox's seqs. */
+export const EVENT_SEQ_TABLE = '_eg_event_seq';
 
 export function createSecretsTableSql(schema: string | undefined): string {
   return `CREATE TABLE IF NOT EXISTS ${qualify(schema, SECRETS_TABLE)} (

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import type {
+  ChangeFeed,
   CountQuery,
   EntityActivity,
   KeyValues,
@@ -9,12 +10,14 @@ import type {
   MigrationScript,
   OpenOptions,
   StorageDriver,
+  StoredChange,
   StoredFields,
   StoredRecord,
   TableDescriptor,
   UpdateResult,
 } from '../driver.js';
 import { toDecimal } from '../convert.js';
+import { ChangeDrafter, ChangeListeners, type ChangeDraft } from '../events/change.js';
 import { DuplicateKeyError, StorageUnavailableError } from '../errors.js';
 import {
   MIGRATIONS_TABLE,
@@ -29,6 +32,7 @@ import { decimalSortKey } from './decimal-key.js';
 import { ReadPool, ReaderError } from './readers.js';
 import { DECIMAL_KEY_FUNCTION, DECIMAL_TEXT_FUNCTION, sqliteDialect } from './dialect.js';
 import { resolveSqliteOptions, type SqliteOptions, type SqliteSynchronous } from './options.js';
+import { createEventsTableSql, SqliteOutbox } from './outbox.js';
 import {
   ACTIVITY_TABLE,
   SECRETS_TABLE,
@@ -68,12 +72,28 @@ interface TableState {
   readonly delete: Statement;
   readonly deleteVersion: Statement;
   readonly insertMany: Database.Transaction<
-    (records: readonly StoredFields[], now: number) => void
+    (records: readonly StoredFields[], now: number) => StoredChange[]
   >;
-  readonly updateOne: Database.Transaction<(params: unknown[], now: number) => number>;
+  readonly updateOne: Database.Transaction<
+    (params: unknown[], now: number, change: PendingUpdate) => Written<number>
+  >;
   readonly deleteOne: Database.Transaction<
-    (statement: Statement, params: unknown[], now: number) => Row | undefined
+    (statement: Statement, params: unknown[], now: number) => Written<Row | undefined>
   >;
+}
+
+/** What `update` stores, for its change events. */
+interface PendingUpdate {
+  readonly key: KeyValues;
+  readonly record: StoredFields;
+  /** The key as bound parameters, to read the record a rename deletes. */
+  readonly keyParams: readonly unknown[];
+}
+
+/** The result of a write transaction and the changes it appended. */
+interface Written<T> {
+  readonly result: T;
+  readonly changes: readonly StoredChange[];
 }
 
 /**
@@ -85,8 +105,8 @@ interface TableState {
  *   use `BEGIN IMMEDIATE`, so a waiting writer never deadlocks on a read-to-write upgrade.
  * - One `WITHOUT ROWID` table per entity, keyed by the entity's key; DECIMAL fields get a hidden
  *   sortable shadow column (`_eg_dec_<field>`) used for numeric comparison, ordering and
- *   indexing. `_eg_activity` holds the last write times, updated in the same transaction as the
- *   write.
+ *   indexing. `_eg_activity` holds the last write times and `_eg_events` the change events (outbox.ts),
+ *   both written in the same transaction as the write.
  * - Busy, locked, I/O, full, corrupt and cannot-open errors become `StorageUnavailableError`; so
  *   does any call after `close()`. Other errors (bad descriptors, constraint violations other
  *   than duplicate keys) propagate unchanged.
@@ -101,9 +121,16 @@ export class SqliteDriver implements StorageDriver {
   /** Time budget of a list or count query in a reader, in milliseconds. */
   readonly queryTimeoutMs: number;
 
+  /** The outbox of change events (SPEC §9). */
+  readonly changes: ChangeFeed;
+
   private db: Database.Database | undefined;
   private pool: ReadPool | undefined;
   private closed = false;
+  /** Whether writes append change events (`OpenOptions.events`). */
+  private events = true;
+  private outbox: SqliteOutbox | undefined;
+  private readonly listeners = new ChangeListeners();
   private readonly tables = new Map<string, TableState>();
   private readonly queryCache = new Map<string, Statement>();
   private statements:
@@ -124,6 +151,20 @@ export class SqliteDriver implements StorageDriver {
     // An in-memory database exists only in its own connection: it is read on the main thread.
     this.readers = this.memory ? 0 : resolved.readers;
     this.queryTimeoutMs = resolved.queryTimeoutMs;
+    const run = <T>(fn: (outbox: SqliteOutbox) => T): Promise<T> => {
+      try {
+        return Promise.resolve(fn(this.openOutbox()));
+      } catch (error) {
+        return Promise.reject(mapError(error));
+      }
+    };
+    this.changes = {
+      read: (after, limit) => run((outbox) => outbox.read(after, limit)),
+      bounds: () => run((outbox) => outbox.bounds()),
+      trim: (time) => run((outbox) => outbox.trim(time)),
+      // Another process on the file is noticed by the reader's polling, not here.
+      watch: (listener) => this.listeners.add(listener),
+    };
   }
 
   /** True for an in-memory database. */
@@ -136,6 +177,7 @@ export class SqliteDriver implements StorageDriver {
     try {
       const db = this.connect();
       const layouts = tables.map((t) => new TableLayout(t));
+      this.events = options.events !== false;
       // One IMMEDIATE transaction: migrations, then missing tables. Another process starting at
       // the same time waits on the busy timeout and then finds the migrations recorded.
       db.transaction(() => {
@@ -150,6 +192,9 @@ export class SqliteDriver implements StorageDriver {
           `CREATE TABLE IF NOT EXISTS ${quoteIdentifier(SECRETS_TABLE)} (\n` +
             `  name TEXT NOT NULL PRIMARY KEY,\n  value TEXT NOT NULL\n) WITHOUT ROWID`,
         );
+        // Created at start like the other bookkeeping tables, so services that existed before
+        // change events get their outbox without a migration.
+        db.exec(createEventsTableSql());
         for (const layout of layouts) {
           db.exec(layout.createTableSql());
           checkColumns(db, layout);
@@ -185,7 +230,7 @@ export class SqliteDriver implements StorageDriver {
     try {
       const state = this.state(table);
       if (records.length === 0) return;
-      state.insertMany.immediate(records, checkTime(now));
+      this.emit(state.insertMany.immediate(records, checkTime(now)));
     } catch (error) {
       throw mapError(error);
     }
@@ -200,19 +245,20 @@ export class SqliteDriver implements StorageDriver {
   ): Promise<UpdateResult> {
     try {
       const state = this.state(table);
+      const keyParams: unknown[] = [];
+      state.layout.keyParams(key, keyParams);
       const params: unknown[] = [];
       state.layout.writeParams(record, params);
-      params.push(checkTime(now));
-      state.layout.keyParams(key, params);
-      params.push(expectedVersion);
-      let changes: number;
+      params.push(checkTime(now), ...keyParams, expectedVersion);
+      let written: Written<number>;
       try {
-        changes = state.updateOne.immediate(params, now);
+        written = state.updateOne.immediate(params, now, { key, record, keyParams });
       } catch (error) {
         if (isPrimaryKeyViolation(error)) return { status: 'duplicate' };
         throw error;
       }
-      return changes === 0
+      this.emit(written.changes);
+      return written.result === 0
         ? { status: 'conflict' }
         : { status: 'updated', version: expectedVersion + 1 };
     } catch (error) {
@@ -235,7 +281,8 @@ export class SqliteDriver implements StorageDriver {
         params.push(expectedVersion);
         statement = state.deleteVersion;
       }
-      const row = state.deleteOne.immediate(statement, params, checkTime(now));
+      const { result: row, changes } = state.deleteOne.immediate(statement, params, checkTime(now));
+      this.emit(changes);
       return row === undefined ? undefined : toStored(state.layout, row);
     } catch (error) {
       throw mapError(error);
@@ -338,6 +385,7 @@ export class SqliteDriver implements StorageDriver {
     this.tables.clear();
     this.queryCache.clear();
     this.statements = undefined;
+    this.outbox = undefined;
     if (db?.open === true) db.close();
   }
 
@@ -432,6 +480,16 @@ export class SqliteDriver implements StorageDriver {
     return this.db;
   }
 
+  private openOutbox(): SqliteOutbox {
+    if (this.outbox === undefined) this.database();
+    return this.outbox!;
+  }
+
+  /** Tells the watchers of `changes` what a write just committed. */
+  private emit(committed: readonly StoredChange[]): void {
+    if (committed.length > 0) this.listeners.emit(committed);
+  }
+
   private shared(): NonNullable<SqliteDriver['statements']> {
     if (this.statements === undefined) this.database();
     return this.statements!;
@@ -481,12 +539,18 @@ export class SqliteDriver implements StorageDriver {
       touchUpdate: touch('last_update_ms'),
       touchDelete: touch('last_delete_ms'),
     };
+    this.outbox = new SqliteOutbox(db);
   }
 
   private prepareTable(db: Database.Database, layout: TableLayout): TableState {
     const { tableSql, descriptor } = layout;
     const entity = descriptor.entity;
     const shared = this.statements!;
+    const outbox = this.outbox!;
+    const drafter = new ChangeDrafter(descriptor);
+    /** Appends the changes of a write, inside its transaction (none when events are off). */
+    const append = (now: number, drafts: () => ChangeDraft[]): StoredChange[] =>
+      this.events ? outbox.append(drafts(), now) : [];
     const select = layout.selectList();
     const where = layout.keyCondition();
     const writeColumns = layout.writeColumns.map(quoteIdentifier);
@@ -526,17 +590,36 @@ export class SqliteDriver implements StorageDriver {
         }
       }
       shared.touchCreate.run(entity, now);
+      return append(now, () => records.map((record) => drafter.draft('created', record)));
     });
-    const updateOne = db.transaction((params: unknown[], now: number): number => {
-      const { changes } = update.run(params);
-      if (changes > 0) shared.touchUpdate.run(entity, now);
-      return changes;
-    });
+    const updateOne = db.transaction(
+      (params: unknown[], now: number, change: PendingUpdate): Written<number> => {
+        // A rename is the deletion of the record under its old key: read it before it moves.
+        const renamed =
+          this.events && drafter.renames(change.key, change.record)
+            ? (get.get(change.keyParams) as Row | undefined)
+            : undefined;
+        const { changes } = update.run(params);
+        if (changes === 0) return { result: 0, changes: [] };
+        shared.touchUpdate.run(entity, now);
+        const appended = append(now, () =>
+          renamed === undefined
+            ? [drafter.draft('updated', change.record)]
+            : [
+                drafter.draft('deleted', layout.decode(renamed)),
+                drafter.draft('created', change.record),
+              ],
+        );
+        return { result: changes, changes: appended };
+      },
+    );
     const deleteOne = db.transaction(
-      (statement: Statement, params: unknown[], now: number): Row | undefined => {
+      (statement: Statement, params: unknown[], now: number): Written<Row | undefined> => {
         const row = statement.get(params) as Row | undefined;
-        if (row !== undefined) shared.touchDelete.run(entity, now);
-        return row;
+        if (row === undefined) return { result: undefined, changes: [] };
+        shared.touchDelete.run(entity, now);
+        const appended = append(now, () => [drafter.draft('deleted', layout.decode(row))]);
+        return { result: row, changes: appended };
       },
     );
     return {

@@ -11,6 +11,8 @@ export const VERSION_COLUMN = '_eg_version';
 export const ACTIVITY_TABLE = '_eg_activity';
 /** Table holding the service's generated secrets (the key that signs list cursors). */
 export const SECRETS_TABLE = '_eg_secrets';
+/** The outbox: one row per committed change (SPEC §9). */
+export const EVENTS_TABLE = '_eg_events';
 
 /**
  * SQL type of each column kind. DECIMAL keeps its exact text; its numeric order lives in a

@@ -15,6 +15,7 @@ export const settingsHooks: EntityHooks<Settings> = {
   // afterUpdate(record, previous, ctx) {},
   // beforeDelete(record, ctx) {},
   // afterDelete(record, ctx) {},
+  // afterCommit(event) {},  // after each committed change: event.seq, op, id, record (docs/events.md)
   // middleware: [async (ctx, next) => { await next(); }],  // in front of /data/settings
   // routes(router, store) {
   //   router.get('/data/settings/:id/summary', async (ctx) => {

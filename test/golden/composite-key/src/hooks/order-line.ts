@@ -15,6 +15,7 @@ export const orderLineHooks: EntityHooks<OrderLine> = {
   // afterUpdate(record, previous, ctx) {},
   // beforeDelete(record, ctx) {},
   // afterDelete(record, ctx) {},
+  // afterCommit(event) {},  // after each committed change: event.seq, op, id, record (docs/events.md)
   // middleware: [async (ctx, next) => { await next(); }],  // in front of /data/order_line
   // routes(router, store) {
   //   router.get('/data/order_line/:id/summary', async (ctx) => {

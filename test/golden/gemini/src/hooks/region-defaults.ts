@@ -15,6 +15,7 @@ export const regionDefaultsHooks: EntityHooks<RegionDefaults> = {
   // afterUpdate(record, previous, ctx) {},
   // beforeDelete(record, ctx) {},
   // afterDelete(record, ctx) {},
+  // afterCommit(event) {},  // after each committed change: event.seq, op, id, record (docs/events.md)
   // middleware: [async (ctx, next) => { await next(); }],  // in front of /data/region_defaults
   // routes(router, store) {
   //   router.get('/data/region_defaults/:id/summary', async (ctx) => {

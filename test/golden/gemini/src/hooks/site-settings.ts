@@ -15,6 +15,7 @@ export const siteSettingsHooks: EntityHooks<SiteSettings> = {
   // afterUpdate(record, previous, ctx) {},
   // beforeDelete(record, ctx) {},
   // afterDelete(record, ctx) {},
+  // afterCommit(event) {},  // after each committed change: event.seq, op, id, record (docs/events.md)
   // middleware: [async (ctx, next) => { await next(); }],  // in front of /data/site_settings
   // routes(router, store) {
   //   router.get('/data/site_settings/:id/summary', async (ctx) => {

@@ -15,6 +15,7 @@ export const customerHooks: EntityHooks<Customer> = {
   // afterUpdate(record, previous, ctx) {},
   // beforeDelete(record, ctx) {},
   // afterDelete(record, ctx) {},
+  // afterCommit(event) {},  // after each committed change: event.seq, op, id, record (docs/events.md)
   // middleware: [async (ctx, next) => { await next(); }],  // in front of /data/customer
   // routes(router, store) {
   //   router.get('/data/customer/:id/summary', async (ctx) => {

@@ -15,6 +15,7 @@ export const lineHooks: EntityHooks<Line> = {
   // afterUpdate(record, previous, ctx) {},
   // beforeDelete(record, ctx) {},
   // afterDelete(record, ctx) {},
+  // afterCommit(event) {},  // after each committed change: event.seq, op, id, record (docs/events.md)
   // middleware: [async (ctx, next) => { await next(); }],  // in front of /data/line
   // routes(router, store) {
   //   router.get('/data/line/:id/summary', async (ctx) => {

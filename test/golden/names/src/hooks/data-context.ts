@@ -15,6 +15,7 @@ export const dataContextHooks: EntityHooks<DataContext> = {
   // afterUpdate(record, previous, ctx) {},
   // beforeDelete(record, ctx) {},
   // afterDelete(record, ctx) {},
+  // afterCommit(event) {},  // after each committed change: event.seq, op, id, record (docs/events.md)
   // middleware: [async (ctx, next) => { await next(); }],  // in front of /data/data_context
   // routes(router, store) {
   //   router.get('/data/data_context/:id/summary', async (ctx) => {

@@ -15,6 +15,7 @@ export const issueInputHooks: EntityHooks<IssueInput> = {
   // afterUpdate(record, previous, ctx) {},
   // beforeDelete(record, ctx) {},
   // afterDelete(record, ctx) {},
+  // afterCommit(event) {},  // after each committed change: event.seq, op, id, record (docs/events.md)
   // middleware: [async (ctx, next) => { await next(); }],  // in front of /data/issue_input
   // routes(router, store) {
   //   router.get('/data/issue_input/:id/summary', async (ctx) => {

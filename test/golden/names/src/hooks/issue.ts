@@ -15,6 +15,7 @@ export const issueHooks: EntityHooks<Issue> = {
   // afterUpdate(record, previous, ctx) {},
   // beforeDelete(record, ctx) {},
   // afterDelete(record, ctx) {},
+  // afterCommit(event) {},  // after each committed change: event.seq, op, id, record (docs/events.md)
   // middleware: [async (ctx, next) => { await next(); }],  // in front of /data/issue
   // routes(router, store) {
   //   router.get('/data/issue/:id/summary', async (ctx) => {

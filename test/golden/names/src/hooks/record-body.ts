@@ -15,6 +15,7 @@ export const recordBodyHooks: EntityHooks<RecordBody> = {
   // afterUpdate(record, previous, ctx) {},
   // beforeDelete(record, ctx) {},
   // afterDelete(record, ctx) {},
+  // afterCommit(event) {},  // after each committed change: event.seq, op, id, record (docs/events.md)
   // middleware: [async (ctx, next) => { await next(); }],  // in front of /data/record_body
   // routes(router, store) {
   //   router.get('/data/record_body/:id/summary', async (ctx) => {

@@ -15,6 +15,7 @@ export const shopSettingsHooks: EntityHooks<ShopSettings> = {
   // afterUpdate(record, previous, ctx) {},
   // beforeDelete(record, ctx) {},
   // afterDelete(record, ctx) {},
+  // afterCommit(event) {},  // after each committed change: event.seq, op, id, record (docs/events.md)
   // middleware: [async (ctx, next) => { await next(); }],  // in front of /data/shop_settings
   // routes(router, store) {
   //   router.get('/data/shop_settings/:id/summary', async (ctx) => {
