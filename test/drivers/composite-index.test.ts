@@ -176,7 +176,18 @@ describe('a declared index serves filter + order + keyset paging', () => {
     }
   };
 
-  it.each<[string, { query: ListQuery; index: string; cursor: (KeyValue | null)[] }]>([
+  it.each<
+    [
+      string,
+      {
+        query: ListQuery;
+        index: string;
+        cursor: (KeyValue | null)[];
+        /** The cursor page's index range: it seeks to the cursor (undefined: no range). */
+        seek?: string;
+      },
+    ]
+  >([
     [
       '?category=cat-7&orderBy=-price (the declared direction)',
       {
@@ -189,6 +200,7 @@ describe('a declared index serves filter + order + keyset paging', () => {
         },
         index: 'product__category__price_desc__idx',
         cursor: ['250', 'p010007'],
+        seek: '(category=? AND (_eg_dec_price,code)<(?,?))',
       },
     ],
     [
@@ -203,6 +215,7 @@ describe('a declared index serves filter + order + keyset paging', () => {
         },
         index: 'product__category__price_desc__idx',
         cursor: ['250', 'p010007'],
+        seek: '(category=? AND (_eg_dec_price,code)>(?,?))',
       },
     ],
     [
@@ -217,6 +230,7 @@ describe('a declared index serves filter + order + keyset paging', () => {
         },
         index: 'product__status__rating__idx',
         cursor: [20, 'p010001'],
+        seek: '(status=? AND (rating,code)>(?,?))',
       },
     ],
     [
@@ -233,7 +247,7 @@ describe('a declared index serves filter + order + keyset paging', () => {
         cursor: [20, 'p010001'],
       },
     ],
-  ])('%s', async (_name, { query, index, cursor }) => {
+  ])('%s', async (_name, { query, index, cursor, seek }) => {
     for (const [what, details] of [
       ['first page', plan(query)],
       ['keyset next page', plan({ ...query, after: cursor })],
@@ -247,6 +261,10 @@ describe('a declared index serves filter + order + keyset paging', () => {
         details.some((d) => d.includes(`USING INDEX ${index}`)),
         text,
       ).toBe(true);
+    }
+    if (seek !== undefined) {
+      const details = plan({ ...query, after: cursor });
+      expect(details.join(' | ')).toContain(`USING INDEX ${index} ${seek}`);
     }
     // The same pages as a table without the index, page after page.
     const pages = await allPages(INDEXED, query);
