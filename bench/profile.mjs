@@ -3,7 +3,8 @@
 // time by function and by package) into bench/results/profile.md; the .cpuprofile files stay in
 // bench/output/profiles (open them in Chrome DevTools or speedscope).
 //
-//   node bench/profile.mjs [--only=generate,service] [--seconds=4] [--entities=100] [--large=1000]
+//   node bench/profile.mjs [--only=generate,service] [--ops=get,list,post,count,patch,bulk]
+//                          [--seconds=4] [--entities=100] [--large=1000]
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { profileMarkdown, summarizeProfile } from './lib/cpuprofile.mjs';
@@ -31,6 +32,8 @@ import {
 const argv = process.argv.slice(2);
 const option = (name) => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const only = option('only')?.split(',') ?? ['generate', 'service'];
+/** Service operations to profile (`list` is the filtered, sorted page of 100). */
+const ops = option('ops')?.split(',') ?? ['get', 'post', 'count', 'patch', 'bulk'];
 const SECONDS = Number(option('seconds') ?? 4);
 const ENTITIES = Number(option('entities') ?? 100);
 const SEED = 100_000;
@@ -148,7 +151,7 @@ async function profileService(out) {
     ['generated', join(shop, 'dist', 'server.js'), (file) => ({ DATABASE_URL: sqliteUrl(file) })],
     ['koa', join(BENCH, 'baselines', 'koa-sqlite.mjs'), (file) => ({ DATABASE_FILE: file })],
   ];
-  for (const op of ['get', 'post', 'count', 'patch', 'bulk']) {
+  for (const op of ops) {
     for (const [name, script, env] of targets) {
       const dir = join(PROFILES, `${name}-${op}`);
       rmSync(dir, { recursive: true, force: true });

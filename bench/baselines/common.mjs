@@ -59,6 +59,8 @@ export const SQLITE_DDL = [
   `CREATE INDEX IF NOT EXISTS "product__name__idx" ON "product" ("name")`,
   `CREATE INDEX IF NOT EXISTS "product__category__idx" ON "product" ("category")`,
   `CREATE INDEX IF NOT EXISTS "product__price__idx" ON "product" ("_eg_dec_price")`,
+  // The shop fixture's indexes: [[category, -price]], as the generated service creates it.
+  `CREATE INDEX IF NOT EXISTS "product__category__price_desc__idx" ON "product" ("category", "_eg_dec_price" DESC, "code" DESC)`,
 ];
 
 export const SELECT_LIST = [...NAMES, '_eg_version', '_eg_created_ms', '_eg_updated_ms']

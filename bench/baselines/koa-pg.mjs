@@ -45,6 +45,8 @@ const DDL = [
   `CREATE INDEX IF NOT EXISTS "product__name__idx" ON "product" ("name" NULLS FIRST)`,
   `CREATE INDEX IF NOT EXISTS "product__category__idx" ON "product" ("category" NULLS FIRST)`,
   `CREATE INDEX IF NOT EXISTS "product__price__idx" ON "product" ("price" NULLS FIRST)`,
+  // The shop fixture's indexes: [[category, -price]], as the generated service creates it.
+  `CREATE INDEX IF NOT EXISTS "product__category__price_desc__idx" ON "product" ("category" NULLS FIRST, "price" DESC NULLS LAST, "code" DESC)`,
 ];
 const GET = {
   name: 'bench_get',

@@ -9,6 +9,7 @@ import type { EntityModel, FieldModel, SchemaModel } from '../model/types.js';
 import type { SourcePosition } from '../schema/types.js';
 import type { MigrationDiagnosticCode } from './codes.js';
 import { classifyConversion, type Conversion } from './conversions.js';
+import { declaredIndexes } from './tables.js';
 
 /** A column that exists before and after (possibly renamed, converted or re-required). */
 export interface KeptField {
@@ -56,6 +57,7 @@ export function hasStorageChange(diff: EntityDiff): boolean {
     diff.old.name !== diff.new.name ||
     diff.added.length > 0 ||
     diff.dropped.length > 0 ||
+    indexesChanged(diff) ||
     diff.kept.some(
       (field) =>
         field.old.name !== field.new.name ||
@@ -64,6 +66,11 @@ export function hasStorageChange(diff: EntityDiff): boolean {
         (field.conversion !== undefined && field.conversion.change.op !== 'identity'),
     )
   );
+}
+
+/** Whether the declared composite indexes differ (a renamed field's index counts as changed). */
+export function indexesChanged(diff: Extract<EntityDiff, { kind: 'alter' }>): boolean {
+  return declaredIndexes(diff.old).join('\n') !== declaredIndexes(diff.new).join('\n');
 }
 
 /**
@@ -172,6 +179,7 @@ class DiffContext {
     for (const field of kept) this.keepField(entity, field, rekey);
     for (const field of added) this.addField(entity, field);
     for (const field of kept) this.reindexField(entity, field);
+    this.reindexEntity(old, entity);
     return { kind: 'alter', old, new: entity, kept, added, dropped, rekey };
   }
 
@@ -184,6 +192,18 @@ class DiffContext {
     if (field.old.indexed === field.new.indexed) return;
     const name = `${entity.name}.${field.new.name}`;
     this.step(field.new.indexed ? `Index field ${name}` : `Drop the index of field ${name}`);
+  }
+
+  /** Steps for the composite indexes dropped and created (an index over a renamed field is both). */
+  private reindexEntity(old: EntityModel, entity: EntityModel): void {
+    const before = declaredIndexes(old);
+    const after = declaredIndexes(entity);
+    for (const index of before) {
+      if (!after.includes(index)) this.step(`Drop index ${index} of entity ${entity.name}`);
+    }
+    for (const index of after) {
+      if (!before.includes(index)) this.step(`Create index ${index} of entity ${entity.name}`);
+    }
   }
 
   private keyChange(old: EntityModel, entity: EntityModel, kept: readonly KeptField[]): boolean {

@@ -12,7 +12,13 @@ import { normalize } from '../model/normalize.js';
 import type { EntityModel, SchemaModel } from '../model/types.js';
 import { loadSchemas } from '../schema/index.js';
 import type { JsonValue } from '../schema/types.js';
-import { diffModels, hasStorageChange, type EntityDiff, type MigrationStep } from './diff.js';
+import {
+  diffModels,
+  hasStorageChange,
+  indexesChanged,
+  type EntityDiff,
+  type MigrationStep,
+} from './diff.js';
 import { postgresStatements } from './postgres.js';
 import { DIALECTS, type Dialect } from './sql.js';
 import { sqliteStatements } from './sqlite.js';
@@ -235,7 +241,8 @@ function alterWords(diff: Extract<EntityDiff, { kind: 'alter' }>): string[] {
     return [required.new.required ? 'require' : 'relax', entity, required.new.name];
   }
   const indexed = diff.kept.find((field) => field.old.indexed !== field.new.indexed);
-  return indexed === undefined ? ['change', entity] : ['index', entity, indexed.new.name];
+  if (indexed !== undefined) return ['index', entity, indexed.new.name];
+  return indexesChanged(diff) ? ['indexes', entity] : ['change', entity];
 }
 
 function body(dialect: Dialect, changes: readonly EntityDiff[]): string {

@@ -57,6 +57,12 @@ function alter(diff: Extract<EntityDiff, { kind: 'alter' }>): string[] {
       renames.push(`ALTER INDEX ${q(index.name)} RENAME TO ${q(target.name)}`);
     }
   }
+  // A composite index stays when its statement is the same (ALTER COLUMN TYPE rebuilds it).
+  const newComposites = postgresDdl.compositeIndexes(newTable);
+  for (const index of postgresDdl.compositeIndexes(oldTable)) {
+    if (newComposites.some((other) => other.sql === index.sql)) existing.add(index.name);
+    else statements.push(`DROP INDEX IF EXISTS ${q(index.name)}`);
+  }
   statements.push(...renames);
   if (oldTable.table !== newTable.table) {
     statements.push(`ALTER TABLE ${q(oldTable.table)} RENAME TO ${t}`);
@@ -78,6 +84,9 @@ function alter(diff: Extract<EntityDiff, { kind: 'alter' }>): string[] {
   newIndexes.forEach((index, position) => {
     if (!existing.has(index.name)) statements.push(creates[position]!);
   });
+  for (const index of newComposites) {
+    if (!existing.has(index.name)) statements.push(index.sql);
+  }
   return statements;
 }
 

@@ -79,6 +79,18 @@ function alter(diff: Extract<EntityDiff, { kind: 'alter' }>): string[] {
     if (unchanged) untouched.add(index.name);
     else statements.push(`DROP INDEX IF EXISTS ${q(index.name)}`);
   }
+  // A composite index stays only when its statement is the same and none of its columns changes.
+  const newComposites = sqliteDdl.compositeIndexes(newTable);
+  for (const index of sqliteDdl.compositeIndexes(oldTable)) {
+    const same = newComposites.some((other) => other.sql === index.sql);
+    const touched = work.some(
+      (item) =>
+        (item.swap || item.dropShadow) &&
+        index.fields.some((field) => field.replace(/^-/, '') === item.field.new.name),
+    );
+    if (same && !touched) untouched.add(index.name);
+    else statements.push(`DROP INDEX IF EXISTS ${q(index.name)}`);
+  }
   if (oldTable.table !== newTable.table) {
     statements.push(`ALTER TABLE ${q(oldTable.table)} RENAME TO ${t}`);
   }
@@ -108,9 +120,14 @@ function alter(diff: Extract<EntityDiff, { kind: 'alter' }>): string[] {
 /** The driver's CREATE INDEX statements of the indexes not in `existing`. */
 function createIndexes(table: TableDescriptor, existing: ReadonlySet<string>): string[] {
   const statements = sqliteDdl.createIndexes(table);
-  return sqliteDdl
-    .indexes(table)
-    .flatMap((index, position) => (existing.has(index.name) ? [] : [statements[position]!]));
+  return [
+    ...sqliteDdl
+      .indexes(table)
+      .flatMap((index, position) => (existing.has(index.name) ? [] : [statements[position]!])),
+    ...sqliteDdl
+      .compositeIndexes(table)
+      .flatMap((index) => (existing.has(index.name) ? [] : [index.sql])),
+  ];
 }
 
 function columnWork(field: KeptField): ColumnWork {

@@ -32,5 +32,14 @@ export function tableDescriptor(entity: EntityModel): TableDescriptor {
     ],
     key: entity.storageKey,
     keySeparator: entity.lkSeparator,
+    ...(entity.table.indexes === undefined ? {} : { indexes: entity.table.indexes }),
   };
+}
+
+/** The composite indexes an entity declares, as written (`[category, -price]`). */
+export function declaredIndexes(entity: EntityModel): string[] {
+  return (entity.table.indexes ?? []).map(
+    (columns) =>
+      `[${columns.map(({ column, descending }) => (descending ? `-${column}` : column)).join(', ')}]`,
+  );
 }

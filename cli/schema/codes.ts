@@ -20,7 +20,8 @@ export const SCHEMA_DIAGNOSTIC_CODES = {
   MISSING_TYPE_CONFIG: "A field lacks its type's own configuration (enums, select.elems, fields…).",
   EMPTY_ENUM: 'An enums / select list is empty or lists a value twice.',
   EMPTY_FIELDS: 'An entity, object or dictionary declares no fields.',
-  UNKNOWN_FIELD: 'A list of field names (refDisplayFields) names an undeclared field.',
+  UNKNOWN_FIELD:
+    'A list of field names (refDisplayFields, an index of indexes) names an undeclared field.',
   LK_EMPTY: 'The logical key lists no field.',
   LK_UNKNOWN_FIELD: 'The logical key names an undeclared field.',
   LK_DUPLICATE: 'The logical key names a field twice.',
@@ -32,7 +33,8 @@ export const SCHEMA_DIAGNOSTIC_CODES = {
     "lkValue is set without singleRecord, is empty, or is not a value the single-record entity's one key field can hold.",
   INVALID_TREE: 'A tree entity has a bad parent field or not exactly one key field.',
   INVALID_ANY_TYPE_FIELD: 'any.typeField does not name a sibling field.',
-  INVALID_INDEX: 'index: true on a nested field or on a type that cannot be indexed.',
+  INVALID_INDEX:
+    'index: true on a nested field or on a type that cannot be indexed; an entry of indexes that is empty, repeats a field, names a field that cannot be indexed, or repeats another index.',
   INVALID_DEFAULT: "A field's default does not fit its type, is null, or is set on a nested field.",
   INVALID_RENAMED_FROM:
     'renamedFrom is not a valid name, names the field or entity itself, or is set on a nested field.',

@@ -73,7 +73,7 @@ const FIELD_ONLY_KEYS: readonly string[] = [
 ];
 
 /** Types stored as JSON or as large blobs, which a storage index cannot serve. */
-const NOT_INDEXABLE: ReadonlySet<FieldType> = new Set([
+export const NOT_INDEXABLE: ReadonlySet<FieldType> = new Set([
   'OBJECT',
   'ARRAY',
   'DICTIONARY',

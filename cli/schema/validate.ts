@@ -6,11 +6,12 @@
  */
 import { DEFAULT_KEY_SEPARATOR, DEFAULT_SINGLE_RECORD_ID } from '@entity-gen/runtime/schema';
 import { KEY_FIELD_TYPES, type EntityDoc, type FieldType } from './types.js';
-import type { MapEntry, MapNode, SchemaNode } from './node.js';
+import type { MapEntry, MapNode, SchemaNode, SeqNode } from './node.js';
 import type { Position, Reporter } from './report.js';
 import { suggestionSuffix } from './suggest.js';
 import {
   assignDefined,
+  NOT_INDEXABLE,
   validateFieldList,
   type EntityRefUse,
   type EntityScope,
@@ -24,6 +25,7 @@ import {
   readBoolean,
   readMap,
   readString,
+  readSeq,
   readStringList,
   type PositionedString,
 } from './values.js';
@@ -43,6 +45,7 @@ const ENTITY_KEYS: readonly string[] = [
   'refDisplayFields',
   'refDisplaySeparator',
   'renamedFrom',
+  'indexes',
 ];
 
 const ENTITY_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_]*$/;
@@ -170,6 +173,7 @@ function validateEntity(
   }
   assignDefined(entity, 'tree', readTree(map, fields, lk, scope));
   assignDefined(entity, 'refDisplayFields', readRefDisplayFields(map, fields, scope));
+  assignDefined(entity, 'indexes', readIndexes(map, fields, scope));
   assignDefined(entity, 'renamedFrom', readEntityRenamedFrom(map, name, scope));
   const infos = list?.infos ?? [];
   if (name === undefined || lk === undefined || list === undefined) {
@@ -566,4 +570,100 @@ function readRefDisplayFields(
     reporter.report(position, 'UNKNOWN_FIELD', message);
     return value;
   });
+}
+
+/**
+ * `indexes`: a list of composite indexes, each a non-empty list of distinct top-level field
+ * names of indexable types, `-name` for a descending column; no index declared twice.
+ */
+function readIndexes(
+  map: MapNode,
+  fields: readonly FieldInfo[] | undefined,
+  scope: EntityScope,
+): string[][] | undefined {
+  const { reporter, entityLabel } = scope;
+  const entry = entryOf(map, 'indexes');
+  if (entry === undefined) return undefined;
+  const seq = readSeq(entry, entityLabel, reporter);
+  if (seq === undefined) return undefined;
+  const indexes: string[][] = [];
+  const declared = new Map<string, Position>();
+  for (const item of seq.items) {
+    if (item.kind !== 'seq') {
+      const message =
+        `Each entry of 'indexes' of ${entityLabel} must be a list of field names ` +
+        `(e.g. [category, -price]), not ${describeNode(item)}`;
+      reporter.report(item.position, 'INVALID_VALUE', message);
+      continue;
+    }
+    if (item.items.length === 0) {
+      const message = `An index of ${entityLabel} lists no field; name its fields in order, e.g. [category, -price]`;
+      reporter.report(item.position, 'INVALID_INDEX', message);
+      continue;
+    }
+    const index = readIndex(item, fields, scope);
+    if (index === undefined) continue;
+    const written = `[${index.join(', ')}]`;
+    const earlier = declared.get(written);
+    if (earlier !== undefined) {
+      const message = `Index ${written} of ${entityLabel} is declared twice (first at line ${earlier.line})`;
+      reporter.report(item.position, 'INVALID_INDEX', message);
+      continue;
+    }
+    declared.set(written, item.position);
+    indexes.push(index);
+  }
+  return indexes;
+}
+
+/** One index's field names as written, or undefined when any is wrong (each problem reported). */
+function readIndex(
+  seq: SeqNode,
+  fields: readonly FieldInfo[] | undefined,
+  scope: EntityScope,
+): string[] | undefined {
+  const { reporter, entityLabel } = scope;
+  const names: string[] = [];
+  const seen = new Set<string>();
+  let valid = true;
+  for (const node of seq.items) {
+    if (node.kind !== 'scalar' || typeof node.value !== 'string') {
+      const message = `Each field of an index of ${entityLabel} must be a field name (-name for descending), not ${describeNode(node)}`;
+      reporter.report(node.position, 'INVALID_VALUE', message);
+      valid = false;
+      continue;
+    }
+    const written = node.value;
+    const name = written.startsWith('-') ? written.slice(1) : written;
+    if (fields !== undefined) {
+      const field = fields.find((candidate) => candidate.name === name);
+      if (field === undefined) {
+        const message =
+          `An index of ${entityLabel} names '${name}', which is not a top-level field` +
+          suggestionSuffix(
+            name,
+            fields.map((candidate) => candidate.name),
+          );
+        reporter.report(node.position, 'UNKNOWN_FIELD', message);
+        valid = false;
+        continue;
+      }
+      if (field.type !== undefined && NOT_INDEXABLE.has(field.type)) {
+        const message =
+          `Field '${name}' of ${entityLabel} has type ${field.type}, which cannot be part of an index; ` +
+          `indexes are for scalar types (not ${[...NOT_INDEXABLE].join(', ')})`;
+        reporter.report(node.position, 'INVALID_INDEX', message);
+        valid = false;
+      }
+    }
+    if (seen.has(name)) {
+      const message = `Field '${name}' appears more than once in an index of ${entityLabel}`;
+      reporter.report(node.position, 'INVALID_INDEX', message);
+      valid = false;
+      continue;
+    }
+    seen.add(name);
+    names.push(written);
+  }
+  return valid ? names : undefined;
 }

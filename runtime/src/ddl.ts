@@ -8,11 +8,17 @@ import {
   createIndexSql as postgresIndexStatements,
   createTableSql as postgresTableStatement,
   sqlType,
+  tableCompositeIndexes,
   tableIndexes,
 } from './postgres/schema.js';
 import { SQLITE_COLUMN_TYPES, TableLayout } from './sqlite/schema.js';
 
-export type { ColumnDescriptor, ColumnKind, TableDescriptor } from './driver.js';
+export type {
+  ColumnDescriptor,
+  ColumnKind,
+  IndexColumnDescriptor,
+  TableDescriptor,
+} from './driver.js';
 export { ACTIVITY_TABLE, CREATED_COLUMN, UPDATED_COLUMN, VERSION_COLUMN } from './sqlite/schema.js';
 export { MIGRATIONS_TABLE } from './migrations.js';
 export { quoteLiteral } from './postgres/schema.js';
@@ -34,14 +40,29 @@ export interface IndexDescriptor {
   readonly column: string;
 }
 
+/** A composite index a driver creates for an entity-level `indexes:` entry. */
+export interface CompositeIndexDescriptor {
+  /** The index name. */
+  readonly name: string;
+  /** The declared fields as written (`-price` for descending). */
+  readonly fields: readonly string[];
+  /** Its `CREATE INDEX IF NOT EXISTS`. */
+  readonly sql: string;
+}
+
 /** The DDL of one SQL driver, exactly as its `open()` runs it. */
 export interface DialectDdl {
   /** `CREATE TABLE IF NOT EXISTS` of an entity table. */
   createTable(table: TableDescriptor): string;
-  /** `CREATE INDEX IF NOT EXISTS` of each of its indexes. */
+  /**
+   * `CREATE INDEX IF NOT EXISTS` of each of its indexes: those of `indexes`, in that order, then
+   * those of `compositeIndexes`.
+   */
   createIndexes(table: TableDescriptor): string[];
-  /** The indexes `createIndexes` creates. */
+  /** The single-field indexes `createIndexes` creates. */
   indexes(table: TableDescriptor): IndexDescriptor[];
+  /** The composite indexes `createIndexes` creates. */
+  compositeIndexes(table: TableDescriptor): CompositeIndexDescriptor[];
   /** SQL type of a column kind. */
   columnType(kind: ColumnKind): string;
 }
@@ -51,6 +72,7 @@ export const sqliteDdl: DialectDdl = {
   createTable: (table) => new TableLayout(table).createTableSql(),
   createIndexes: (table) => new TableLayout(table).createIndexSql(),
   indexes: (table) => new TableLayout(table).indexes(),
+  compositeIndexes: (table) => new TableLayout(table).compositeIndexes(),
   columnType: (kind) => SQLITE_COLUMN_TYPES[kind],
 };
 
@@ -59,5 +81,6 @@ export const postgresDdl: DialectDdl = {
   createTable: (table) => postgresTableStatement(undefined, table),
   createIndexes: (table) => postgresIndexStatements(undefined, table),
   indexes: (table) => tableIndexes(table),
+  compositeIndexes: (table) => tableCompositeIndexes(undefined, table),
   columnType: (kind) => sqlType(kind),
 };

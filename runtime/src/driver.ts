@@ -25,6 +25,13 @@ export interface ColumnDescriptor {
   readonly fixed?: string;
 }
 
+/** One column of a composite index the schema declares (entity-level `indexes:`). */
+export interface IndexColumnDescriptor {
+  /** The field's column. */
+  readonly column: string;
+  readonly descending: boolean;
+}
+
 /** The generated, typed description of one entity's storage. */
 export interface TableDescriptor {
   /** Entity name as written in the schema, e.g. `PRODUCT`. */
@@ -37,6 +44,11 @@ export interface TableDescriptor {
   readonly key: readonly string[];
   /** Joins the key values of a composite key into the record id (default `~`). */
   readonly keySeparator?: string;
+  /**
+   * The composite indexes the schema declares, each in declared column order; the drivers append
+   * the key columns (see `indexes.ts`).
+   */
+  readonly indexes?: readonly (readonly IndexColumnDescriptor[])[];
 }
 
 /** A single key field's value. */

@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 import type { DataContext } from './data-context.js';
 import type { EntityDefinition } from './definition.js';
-import type { StoredFields, StoredRecord } from './driver.js';
+import type { StoredFields, StoredRecord, TableDescriptor } from './driver.js';
 import { recordMeta, successBody } from './envelope.js';
 import {
   BadRequestError,
@@ -377,6 +377,22 @@ function readOne<R extends object>(definition: EntityDefinition<R>, input: unkno
   throw new BadRequestError(singleRecordReason(definition, input, issues), issues);
 }
 
+const indexedColumns = new WeakMap<TableDescriptor, ReadonlySet<string>>();
+
+/** The key columns, the `index: true` columns and the columns of composite indexes. */
+function indexedColumnsOf(table: TableDescriptor): ReadonlySet<string> {
+  let names = indexedColumns.get(table);
+  if (names === undefined) {
+    names = new Set([
+      ...table.key,
+      ...table.columns.filter((column) => column.indexed).map((column) => column.name),
+      ...(table.indexes ?? []).flatMap((index) => index.map((item) => item.column)),
+    ]);
+    indexedColumns.set(table, names);
+  }
+  return names;
+}
+
 /**
  * Pushes an issue for every key or indexed text value longer than MAX_INDEXED_BYTES, and for a
  * composite key whose record id is: PostgreSQL's primary key holds every key column in one index
@@ -385,9 +401,10 @@ function readOne<R extends object>(definition: EntityDefinition<R>, input: unkno
 function checkIndexedLengths(definition: AnyDefinition, record: object, issues: Issue[]): void {
   const values = record as Record<string, unknown>;
   const key = definition.table.key;
+  const indexed = indexedColumnsOf(definition.table);
   for (const column of definition.table.columns) {
     if (column.kind !== 'text' || column.fixed !== undefined) continue;
-    if (!column.indexed && !key.includes(column.name)) continue;
+    if (!indexed.has(column.name)) continue;
     const value = values[column.name];
     if (typeof value !== 'string' || value.length * 3 <= MAX_INDEXED_BYTES) continue;
     const bytes = Buffer.byteLength(value);

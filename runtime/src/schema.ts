@@ -6,7 +6,13 @@
  * the tables a migration expects are the tables the drivers create. Subpath
  * `@entity-gen/runtime/schema` (no database client, no Koa).
  */
-import type { ColumnDescriptor, ColumnKind, FilterOperator, TableDescriptor } from './driver.js';
+import type {
+  ColumnDescriptor,
+  ColumnKind,
+  FilterOperator,
+  IndexColumnDescriptor,
+  TableDescriptor,
+} from './driver.js';
 
 /** A JSON value as parsed from JSON or YAML. */
 export type JsonValue =
@@ -111,6 +117,11 @@ export interface EntitySchema {
   readonly refDisplaySeparator?: string;
   /** The entity's previous name; the next migration renames its table and keeps the records. */
   readonly renamedFrom?: string;
+  /**
+   * Composite indexes: each a list of top-level field names, a name prefixed with `-` for a
+   * descending column (`[[category, -price]]`).
+   */
+  readonly indexes?: readonly (readonly string[])[];
 }
 
 /** One ENTITY document, as written in a schema file (what `/entity` shows). */
@@ -238,7 +249,19 @@ export function tableOf(entity: EntitySchema, integerKeyed: ReadonlySet<string>)
     columns,
     key: fixedKey ? [FIXED_KEY_COLUMN] : [...lk],
     keySeparator: entity.lkSeparator ?? DEFAULT_KEY_SEPARATOR,
+    ...(entity.indexes === undefined || entity.indexes.length === 0
+      ? {}
+      : { indexes: entity.indexes.map(indexColumnsOf) }),
   };
+}
+
+/** The columns of one declared composite index: `-price` is `price`, descending. */
+export function indexColumnsOf(fields: readonly string[]): IndexColumnDescriptor[] {
+  return fields.map((field) =>
+    field.startsWith('-')
+      ? { column: field.slice(1), descending: true }
+      : { column: field, descending: false },
+  );
 }
 
 /** The field tree of an entity's top-level fields, for filters and sorting. */

@@ -1058,4 +1058,42 @@ describe.each(LISTING_DRIVERS)('on %s', (driverName) => {
       expect(deleted.status).toBe(200);
     });
   });
+
+  describe('lists read from a composite index (ITEM declares [status, -price] and [note, qty])', () => {
+    /** Codes of every page of `query` walked by cursor, one record per page. */
+    const walk = async (query: string): Promise<string[]> => {
+      const codes: string[] = [];
+      let path = `/data/ITEM?${query}&limit=1`;
+      for (;;) {
+        const page = await service.request('GET', path);
+        expect(page.status, page.text).toBe(200);
+        codes.push(...page.body.data.map((r: { code: string }) => r.code));
+        const next = page.body.meta.next as string | undefined;
+        if (next === undefined) return codes;
+        path = `/data/ITEM?${query}&cursor=${encodeURIComponent(next)}`;
+      }
+    };
+
+    it.each([
+      'status=OPEN&orderBy=-price',
+      'status=OPEN&orderBy=price',
+      'note=plain%20text&orderBy=qty',
+      'note=plain%20text&orderBy=-qty',
+    ])('%s: cursor pages give the whole list, in order', async (query) => {
+      const all = await service.request('GET', `/data/ITEM?${query}`);
+      expect(all.status, all.text).toBe(200);
+      const codes = all.body.data.map((r: { code: string }) => r.code);
+      expect(await walk(query)).toEqual(codes);
+    });
+
+    it('a text field of a composite index holds at most 1 024 bytes, like an indexed one', async () => {
+      const response = await service.request('POST', '/data/ITEM', {
+        body: { data: { code: 'long-note', name: 'Long', note: 'é'.repeat(600) } },
+      });
+      expect(response.status, response.text).toBe(400);
+      expect(response.body.error.reason).toBe(
+        'Field note of Entity ITEM is 1200 bytes long; a key or indexed field holds at most 1024 bytes',
+      );
+    });
+  });
 });

@@ -305,6 +305,43 @@ const CASES: Record<string, Case> = {
       ),
     ),
   },
+  'composite-indexes-added-changed-removed': {
+    before: schema(
+      entity(
+        'ITEM',
+        ['id'],
+        [id, '{name: c, type: STRING}', '{name: p, type: DECIMAL}', '{name: n, type: INTEGER}'],
+        'indexes: [[c, -p], [n]]',
+      ),
+    ),
+    after: schema(
+      entity(
+        'ITEM',
+        ['id'],
+        [id, '{name: c, type: STRING}', '{name: p, type: DECIMAL}', '{name: n, type: INTEGER}'],
+        'indexes: [[c, p], [p, -n, c]]',
+      ),
+    ),
+  },
+  'composite-index-field-renamed-and-removed': {
+    before: schema(
+      entity(
+        'ITEM',
+        ['id'],
+        [id, '{name: c, type: STRING}', '{name: p, type: DECIMAL}', '{name: n, type: INTEGER}'],
+        'indexes: [[c, -p], [n, c]]',
+      ),
+    ),
+    after: schema(
+      entity(
+        'ITEM',
+        ['id'],
+        [id, '{name: group, type: STRING, renamedFrom: c}', '{name: n, type: INTEGER}'],
+        'indexes: [[n, group]]',
+      ),
+    ),
+    allowDataLoss: true,
+  },
   'index-added-and-removed': {
     before: one('{name: a, type: STRING, index: true}', '{name: b, type: DECIMAL}'),
     after: one('{name: a, type: STRING}', '{name: b, type: DECIMAL, index: true}'),

@@ -54,6 +54,71 @@ describe('validation rules', () => {
       },
     ],
     [
+      'composite indexes: ascending and descending fields',
+      {
+        given: entityWith(
+          ['    - {name: c, type: STRING}', '    - {name: p, type: DECIMAL}'],
+          ['  indexes: [[c, -p], [p]]'],
+        ),
+        want: [],
+      },
+    ],
+    [
+      'composite index naming an unknown field',
+      {
+        given: entityWith(['    - {name: c, type: STRING}'], ['  indexes: [[c, -price]]']),
+        want: ['5:17 UNKNOWN_FIELD'],
+      },
+    ],
+    [
+      'composite index naming a field twice',
+      {
+        given: entityWith(['    - {name: c, type: STRING}'], ['  indexes: [[c, -c]]']),
+        want: ['5:17 INVALID_INDEX'],
+      },
+    ],
+    [
+      'composite index declared twice',
+      {
+        given: entityWith(['    - {name: c, type: STRING}'], ['  indexes: [[c], [c]]']),
+        want: ['5:18 INVALID_INDEX'],
+      },
+    ],
+    [
+      'empty composite index',
+      {
+        given: entityWith([], ['  indexes: [[]]']),
+        want: ['5:13 INVALID_INDEX'],
+      },
+    ],
+    [
+      'composite index on a type that cannot be indexed',
+      {
+        given: entityWith(
+          [
+            '    - {name: g, type: GEOHASH_LOCATION}',
+            '    - {name: t, type: ARRAY, array: {type: STRING}}',
+          ],
+          ['  indexes: [[id, g], [t]]'],
+        ),
+        want: ['5:18 INVALID_INDEX', '5:23 INVALID_INDEX'],
+      },
+    ],
+    [
+      'indexes that are not lists of names',
+      {
+        given: entityWith([], ['  indexes: [id, [{a: 1}]]']),
+        want: ['5:13 INVALID_VALUE', '5:18 INVALID_VALUE'],
+      },
+    ],
+    [
+      'composite index with a field spelled in another case',
+      {
+        given: entityWith(['    - {name: price, type: DECIMAL}'], ['  indexes: [[-Price]]']),
+        want: ['5:14 UNKNOWN_FIELD'],
+      },
+    ],
+    [
       'empty enum value',
       {
         given: entityWith(['    - {name: e, type: ENUM, enums: [A, ""]}']),

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ColumnKind, TableDescriptor } from '../driver.js';
+import { compositeIndexes } from '../indexes.js';
 
 /** Name of the table holding each entity's last create/update/delete time. */
 export const ACTIVITY_TABLE = '_eg_activity';
@@ -150,13 +151,40 @@ export function expectedColumns(table: TableDescriptor): string[] {
  * descending, the latter by a backward scan), so ORDER BY can read the index.
  */
 export function createIndexSql(schema: string | undefined, table: TableDescriptor): string[] {
-  return tableIndexes(table).map(
-    (index) =>
-      `CREATE INDEX IF NOT EXISTS ${quoteIdent(index.name)} ON ${qualify(
-        schema,
-        table.table,
-      )} (${quoteIdent(index.column)} NULLS FIRST)`,
-  );
+  return [
+    ...tableIndexes(table).map(
+      (index) =>
+        `CREATE INDEX IF NOT EXISTS ${quoteIdent(index.name)} ON ${qualify(
+          schema,
+          table.table,
+        )} (${quoteIdent(index.column)} NULLS FIRST)`,
+    ),
+    ...tableCompositeIndexes(schema, table).map((index) => index.sql),
+  ];
+}
+
+/**
+ * The declared composite indexes with their `CREATE INDEX IF NOT EXISTS`. Each column's NULL
+ * order is the one the listing's ORDER BY writes (`ASC NULLS FIRST` / `DESC NULLS LAST`, nothing
+ * for key columns), so the planner reads the index forwards for that order and backwards for
+ * its reverse.
+ */
+export function tableCompositeIndexes(
+  schema: string | undefined,
+  table: TableDescriptor,
+): { name: string; fields: readonly string[]; sql: string }[] {
+  const keys = new Set(table.key);
+  return compositeIndexes(table).map((index) => {
+    const columns = index.columns.map(({ column, descending }) => {
+      const nulls = keys.has(column.name) ? '' : descending ? ' NULLS LAST' : ' NULLS FIRST';
+      return `${quoteIdent(column.name)}${descending ? ' DESC' : ''}${nulls}`;
+    });
+    return {
+      name: index.name,
+      fields: index.fields,
+      sql: `CREATE INDEX IF NOT EXISTS ${quoteIdent(index.name)} ON ${qualify(schema, table.table)} (${columns.join(', ')})`,
+    };
+  });
 }
 
 /** The indexes `createIndexSql` creates: one per indexed column but JSON and the first key column. */

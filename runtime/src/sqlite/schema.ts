@@ -1,4 +1,5 @@
 import type { ColumnDescriptor, ColumnKind, StoredFields, TableDescriptor } from '../driver.js';
+import { compositeIndexes, fieldIndexName } from '../indexes.js';
 import { quoteIdentifier } from '../sql/dialect.js';
 import { requireDecimalSortKey } from './decimal-key.js';
 import { decimalShadowColumn } from './dialect.js';
@@ -134,13 +135,35 @@ export class TableLayout {
       }));
   }
 
-  /** `CREATE INDEX IF NOT EXISTS` for every index of `indexes()`. */
+  /**
+   * The declared composite indexes with their `CREATE INDEX IF NOT EXISTS`: DECIMAL columns
+   * through their shadow column, descending columns `DESC` (SQLite orders NULLs first ascending
+   * and last descending, as the listing does).
+   */
+  compositeIndexes(): { name: string; fields: readonly string[]; sql: string }[] {
+    return compositeIndexes(this.descriptor).map((index) => {
+      const columns = index.columns.map(({ column, descending }) => {
+        const name = column.kind === 'decimal' ? decimalShadowColumn(column.name) : column.name;
+        return `${quoteIdentifier(name)}${descending ? ' DESC' : ''}`;
+      });
+      return {
+        name: index.name,
+        fields: index.fields,
+        sql: `CREATE INDEX IF NOT EXISTS ${quoteIdentifier(index.name)} ON ${this.tableSql} (${columns.join(', ')})`,
+      };
+    });
+  }
+
+  /** `CREATE INDEX IF NOT EXISTS` for every index of `indexes()`, then the composite indexes. */
   createIndexSql(): string[] {
-    return this.indexes().map(
-      (index) =>
-        `CREATE INDEX IF NOT EXISTS ${quoteIdentifier(index.name)} ` +
-        `ON ${this.tableSql} (${quoteIdentifier(index.column)})`,
-    );
+    return [
+      ...this.indexes().map(
+        (index) =>
+          `CREATE INDEX IF NOT EXISTS ${quoteIdentifier(index.name)} ` +
+          `ON ${this.tableSql} (${quoteIdentifier(index.column)})`,
+      ),
+      ...this.compositeIndexes().map((index) => index.sql),
+    ];
   }
 
   /** Every column the table must have, for checking a table created by an older schema. */
@@ -219,7 +242,7 @@ export class TableLayout {
 
 /** Name of the index of an indexed field. */
 export function indexName(table: string, column: string): string {
-  return `${table}__${column}__idx`;
+  return fieldIndexName(table, column);
 }
 
 function keyEncoderFor(kind: ColumnKind): Encoder {
