@@ -3,7 +3,11 @@
 // time by function and by package) into bench/results/profile.md; the .cpuprofile files stay in
 // bench/output/profiles (open them in Chrome DevTools or speedscope).
 //
-//   node bench/profile.mjs [--only=generate,service] [--seconds=4] [--entities=100] [--large=1000]
+//   node bench/profile.mjs [--only=generate,service] [--ops=get,post,count,patch,bulk]
+//                          [--seconds=4] [--entities=100] [--large=1000]
+//
+// The service profiles cover the generated service, the hand-written Koa baseline and (for the
+// operations it serves) the raw node:http floor, one profile per server and operation.
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { profileMarkdown, summarizeProfile } from './lib/cpuprofile.mjs';
@@ -31,6 +35,7 @@ import {
 const argv = process.argv.slice(2);
 const option = (name) => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const only = option('only')?.split(',') ?? ['generate', 'service'];
+const OPS = option('ops')?.split(',') ?? ['get', 'post', 'count', 'patch', 'bulk'];
 const SECONDS = Number(option('seconds') ?? 4);
 const ENTITIES = Number(option('entities') ?? 100);
 const SEED = 100_000;
@@ -60,6 +65,9 @@ const SERVICE_GROUPS = [
   ['@entity-gen/runtime (includes SQLite calls made from it)', / runtime\/dist\//],
   ['better-sqlite3 transactions (incl. COMMIT + fsync)', / better-sqlite3\//],
   ['pino logger', / pino\//],
+  ['better-sqlite3 statements (get/all/run)', /^(get|all|run|iterate) \(native\)$/],
+  ['JSON.stringify / JSON.parse', /^(stringify|parse) \(native\)$/],
+  ['raw-sqlite baseline handler', / bench\/baselines\/(raw-sqlite|common)\.mjs/],
   ['node:http / net / streams', /node:(_http|http|net|internal\/streams|internal\/http)/],
 ];
 
@@ -147,8 +155,9 @@ async function profileService(out) {
   const targets = [
     ['generated', join(shop, 'dist', 'server.js'), (file) => ({ DATABASE_URL: sqliteUrl(file) })],
     ['koa', join(BENCH, 'baselines', 'koa-sqlite.mjs'), (file) => ({ DATABASE_FILE: file })],
+    ['raw', join(BENCH, 'baselines', 'raw-sqlite.mjs'), (file) => ({ DATABASE_FILE: file })],
   ];
-  for (const op of ['get', 'post', 'count', 'patch', 'bulk']) {
+  for (const op of OPS) {
     for (const [name, script, env] of targets) {
       const dir = join(PROFILES, `${name}-${op}`);
       rmSync(dir, { recursive: true, force: true });
