@@ -71,6 +71,80 @@ const SERVICE_GROUPS = [
   ['node:http / net / streams', /node:(_http|http|net|internal\/streams|internal\/http)/],
 ];
 
+/**
+ * Areas of the service's self time, for "where the time goes" (first match wins). Native calls
+ * made from JavaScript (a SQLite statement, JSON.stringify) count as self time of the calling
+ * function, so statement execution is in the driver's or the baseline's area, serialization in
+ * the function that serializes.
+ */
+const SERVICE_AREAS = [
+  ['socket writes (writev, native)', (f) => f.where === '' && /^write/.test(f.name)],
+  ['GC', (f) => f.name === '(garbage collector)'],
+  ['runtime: GET fast path (http/fast-get)', (f) => /^runtime\/dist\/http\/fast-get/.test(f.where)],
+  [
+    'runtime: error middleware, request id (http/errors)',
+    (f) => /^runtime\/dist\/http\/errors/.test(f.where),
+  ],
+  [
+    'runtime: dispatch, entity routers (service, routes)',
+    (f) => /^runtime\/dist\/(service|routes)\.js/.test(f.where),
+  ],
+  [
+    'runtime: getRecord, ETag, owner check (operations, auth)',
+    (f) => /^runtime\/dist\/(operations|auth\/)/.test(f.where),
+  ],
+  ['runtime: envelope + JSON (envelope)', (f) => /^runtime\/dist\/envelope/.test(f.where)],
+  [
+    'runtime: SQLite get incl. statement execution (sqlite/driver, server)',
+    (f) => /^runtime\/dist\/(sqlite\/driver|server)\.js/.test(f.where),
+  ],
+  [
+    'runtime: row → record (sqlite/schema, convert, definition)',
+    (f) => /^runtime\/dist\/(sqlite\/schema|convert|definition|record)\.js/.test(f.where),
+  ],
+  ['runtime: other', (f) => /^runtime\/dist\//.test(f.where)],
+  [
+    'baseline: handler incl. statement execution + JSON',
+    (f) => /^bench\/baselines\/(raw|koa)-sqlite/.test(f.where),
+  ],
+  [
+    'baseline: row → record, envelope (common.mjs)',
+    (f) => /^bench\/baselines\/common/.test(f.where),
+  ],
+  ['pino logger', (f) => /^(pino|sonic-boom)\//.test(f.where)],
+  ['better-sqlite3 (JS part)', (f) => /^better-sqlite3\//.test(f.where)],
+  [
+    'Koa, @koa/router and their helper packages',
+    (f) =>
+      f.where !== '' &&
+      !f.where.startsWith('node:') &&
+      /^(@[^/]+\/)?[^/]+\/[^:]*\.m?js:/.test(f.where) &&
+      !/^(runtime|bench|dist)\//.test(f.where),
+  ],
+  ['node:http, net, streams, timers (JS)', (f) => f.where.startsWith('node:')],
+  ['other (program, native, microtasks)', () => true],
+];
+
+/** Self time by area (SERVICE_AREAS): ms, share, and µs per request answered. */
+function areaMarkdown(summary, requests) {
+  const totals = new Map(SERVICE_AREAS.map(([label]) => [label, 0]));
+  for (const f of summary.functions) {
+    const [label] = SERVICE_AREAS.find(([, test]) => test(f));
+    totals.set(label, totals.get(label) + f.selfMs);
+  }
+  const lines = ['| area (self time) | ms | % | µs per request |', '|---|---:|---:|---:|'];
+  for (const [label, ms] of totals) {
+    if (ms === 0) continue;
+    const perRequest = requests > 0 ? ((ms * 1000) / requests).toFixed(1) : 'n/a';
+    lines.push(
+      `| ${label} | ${ms.toFixed(0)} | ${((100 * ms) / summary.totalMs).toFixed(1)} | ${perRequest} |`,
+    );
+  }
+  const total = requests > 0 ? ((summary.totalMs * 1000) / requests).toFixed(1) : 'n/a';
+  lines.push(`| **total** | ${summary.totalMs.toFixed(0)} | 100 | ${total} |`);
+  return lines.join('\n');
+}
+
 /** Median wall time of a cold `node -e "await import(<module>)"` minus that of an empty script. */
 async function importCosts(out) {
   const modules = [
@@ -166,6 +240,7 @@ async function profileService(out) {
         nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`],
       });
       let what;
+      let requests = 0;
       try {
         if (op === 'bulk') {
           const times = [];
@@ -182,8 +257,10 @@ async function profileService(out) {
           const run = await loadRun(server.url, operations[op].request(`${name}p`), {
             connections: 50,
             seconds: SECONDS,
-            warmupSeconds: 0.5,
+            // Every request counts (the profile covers the warm-up too): µs per request below.
+            warmupSeconds: 0,
           });
+          requests = run.ok;
           what = `${operations[op].label}, ${SECONDS} s at 50 connections: ${run.rps.toFixed(0)} req/s (slowed down by the profiler)`;
         }
       } finally {
@@ -191,12 +268,15 @@ async function profileService(out) {
       }
       const file = join(dir, readdirSync(dir)[0]);
       log(`${name} ${op}: ${what}`);
+      const summary = summarizeProfile(file);
       out.push(
         `## Service (${name}): ${what}`,
         '',
         `Profile: \`${relative(ROOT, file)}\``,
         '',
-        profileMarkdown(summarizeProfile(file), { top: 20, inclusive: SERVICE_GROUPS }),
+        areaMarkdown(summary, requests),
+        '',
+        profileMarkdown(summary, { top: 20, inclusive: SERVICE_GROUPS }),
         '',
       );
     }
