@@ -255,29 +255,48 @@ describe('shop', () => {
     expect(lines.map((line) => line.msg)).toContain('request');
   });
 
-  it('logs the end of a storage outage when the fast path answers again', async () => {
-    const { logger, lines } = recordingLogger('info');
-    let down = true;
-    const inner = service.driver;
-    const driver: StorageDriver = Object.assign(Object.create(inner) as StorageDriver, {
-      get: (...args: Parameters<StorageDriver['get']>) =>
-        down
-          ? Promise.reject(new StorageUnavailableError('connect ECONNREFUSED 127.0.0.1:5432'))
-          : inner.get(...args),
-    });
-    const app = service.createApp({ driver, events: service.events, logger });
-    const server = await serve(app.callback());
-    try {
-      expect((await rawGet(server.url, '/data/product/p1')).status).toBe(503);
-      down = false;
-      expect((await rawGet(server.url, '/data/product/p1')).status).toBe(200);
-    } finally {
-      await server.close();
-    }
-    const messages = lines.map((line) => line.msg);
-    expect(messages).toContain('storage unavailable: answering 503 until it is back');
-    expect(messages.some((msg) => msg.startsWith('storage available again'))).toBe(true);
-  });
+  it.each([
+    ['reads synchronously (getNow)', true],
+    ['reads asynchronously (get only)', false],
+  ])(
+    'logs the end of a storage outage when the fast path answers again, on a driver that %s',
+    async (_what, synchronous) => {
+      const { logger, lines } = recordingLogger('info');
+      let down = true;
+      const inner = service.driver;
+      const unavailable = (): never => {
+        throw new StorageUnavailableError('connect ECONNREFUSED 127.0.0.1:5432');
+      };
+      const driver: StorageDriver = Object.assign(Object.create(inner) as StorageDriver, {
+        get: async (...args: Parameters<StorageDriver['get']>) =>
+          down ? unavailable() : inner.get(...args),
+        getNow: synchronous
+          ? (...args: Parameters<NonNullable<StorageDriver['getNow']>>) =>
+              down ? unavailable() : inner.getNow!(...args)
+          : undefined,
+      });
+      const app = service.createApp({ driver, events: service.events, logger });
+      const handled = vi.spyOn(app as unknown as { handleRequest: () => unknown }, 'handleRequest');
+      const server = await serve(app.callback());
+      try {
+        const failed = await rawGet(server.url, '/data/product/p1');
+        expect(failed.status).toBe(503);
+        expect(JSON.parse(failed.body)).toEqual({
+          status: 'error',
+          error: { reason: 'Storage unavailable' },
+        });
+        down = false;
+        expect((await rawGet(server.url, '/data/product/p1')).status).toBe(200);
+      } finally {
+        await server.close();
+      }
+      // The 503 came from the pipeline, the 200 from the fast path.
+      expect(handled).toHaveBeenCalledTimes(1);
+      const messages = lines.map((line) => line.msg);
+      expect(messages).toContain('storage unavailable: answering 503 until it is back');
+      expect(messages.some((msg) => msg.startsWith('storage available again'))).toBe(true);
+    },
+  );
 });
 
 describe('access rules', () => {
