@@ -82,16 +82,21 @@ class FastGet {
   }
 
   handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const target = this.target(req);
+    let target: Target | undefined;
+    try {
+      target = this.target(req);
+    } catch {
+      target = undefined; // never let a request listener throw: the pipeline answers
+    }
     if (target === undefined) return this.next(req, res);
-    const getNow = this.options.driver.getNow;
+    const driver = this.options.driver;
     // Without credentials to check, a synchronous driver lets the answer go out in this tick,
     // which saves Node's HTTP server more than the read itself costs.
-    if (this.options.auth !== undefined || getNow === undefined)
+    if (this.options.auth !== undefined || driver.getNow === undefined)
       return this.serve(req, res, target);
     let stored: StoredRecord | undefined;
     try {
-      stored = getNow(target.entity.definition.table, target.key);
+      stored = driver.getNow(target.entity.definition.table, target.key);
     } catch {
       return this.next(req, res); // the pipeline answers (and logs) the storage error
     }
