@@ -5,6 +5,9 @@
 //
 //   node bench/profile.mjs [--only=generate,service] [--ops=get,list,post,count,patch,bulk]
 //                          [--seconds=4] [--entities=100] [--large=1000]
+//
+// The service profiles cover the generated service, the hand-written Koa baseline and (for the
+// operations it serves) the raw node:http floor, one profile per server and operation.
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { profileMarkdown, summarizeProfile } from './lib/cpuprofile.mjs';
@@ -33,7 +36,7 @@ const argv = process.argv.slice(2);
 const option = (name) => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const only = option('only')?.split(',') ?? ['generate', 'service'];
 /** Service operations to profile (`list` is the filtered, sorted page of 100). */
-const ops = option('ops')?.split(',') ?? ['get', 'post', 'count', 'patch', 'bulk'];
+const OPS = option('ops')?.split(',') ?? ['get', 'post', 'count', 'patch', 'bulk'];
 const SECONDS = Number(option('seconds') ?? 4);
 const ENTITIES = Number(option('entities') ?? 100);
 const SEED = 100_000;
@@ -63,8 +66,85 @@ const SERVICE_GROUPS = [
   ['@entity-gen/runtime (includes SQLite calls made from it)', / runtime\/dist\//],
   ['better-sqlite3 transactions (incl. COMMIT + fsync)', / better-sqlite3\//],
   ['pino logger', / pino\//],
+  ['better-sqlite3 statements (get/all/run)', /^(get|all|run|iterate) \(native\)$/],
+  ['JSON.stringify / JSON.parse', /^(stringify|parse) \(native\)$/],
+  ['raw-sqlite baseline handler', / bench\/baselines\/(raw-sqlite|common)\.mjs/],
   ['node:http / net / streams', /node:(_http|http|net|internal\/streams|internal\/http)/],
 ];
+
+/**
+ * Areas of the service's self time, for "where the time goes" (first match wins). Native calls
+ * made from JavaScript (a SQLite statement, JSON.stringify) count as self time of the calling
+ * function, so statement execution is in the driver's or the baseline's area, serialization in
+ * the function that serializes.
+ */
+const SERVICE_AREAS = [
+  ['socket writes (writev, native)', (f) => f.where === '' && /^write/.test(f.name)],
+  ['GC', (f) => f.name === '(garbage collector)'],
+  ['runtime: GET fast path (http/fast-get)', (f) => /^runtime\/dist\/http\/fast-get/.test(f.where)],
+  [
+    'runtime: error middleware, request id (http/errors)',
+    (f) => /^runtime\/dist\/http\/errors/.test(f.where),
+  ],
+  [
+    'runtime: dispatch, entity routers (service, routes)',
+    (f) => /^runtime\/dist\/(service|routes)\.js/.test(f.where),
+  ],
+  [
+    'runtime: getRecord, ETag, owner check (operations, auth)',
+    (f) => /^runtime\/dist\/(operations|auth\/)/.test(f.where),
+  ],
+  ['runtime: envelope + JSON (envelope)', (f) => /^runtime\/dist\/envelope/.test(f.where)],
+  [
+    'runtime: SQLite get incl. statement execution (sqlite/driver, server)',
+    (f) => /^runtime\/dist\/(sqlite\/driver|server)\.js/.test(f.where),
+  ],
+  [
+    'runtime: row → record (sqlite/schema, convert, definition)',
+    (f) => /^runtime\/dist\/(sqlite\/schema|convert|definition|record)\.js/.test(f.where),
+  ],
+  ['runtime: other', (f) => /^runtime\/dist\//.test(f.where)],
+  [
+    'baseline: handler incl. statement execution + JSON',
+    (f) => /^bench\/baselines\/(raw|koa)-sqlite/.test(f.where),
+  ],
+  [
+    'baseline: row → record, envelope (common.mjs)',
+    (f) => /^bench\/baselines\/common/.test(f.where),
+  ],
+  ['pino logger', (f) => /^(pino|sonic-boom)\//.test(f.where)],
+  ['better-sqlite3 (JS part)', (f) => /^better-sqlite3\//.test(f.where)],
+  [
+    'Koa, @koa/router and their helper packages',
+    (f) =>
+      f.where !== '' &&
+      !f.where.startsWith('node:') &&
+      /^(@[^/]+\/)?[^/]+\/[^:]*\.m?js:/.test(f.where) &&
+      !/^(runtime|bench|dist)\//.test(f.where),
+  ],
+  ['node:http, net, streams, timers (JS)', (f) => f.where.startsWith('node:')],
+  ['other (program, native, microtasks)', () => true],
+];
+
+/** Self time by area (SERVICE_AREAS): ms, share, and µs per request answered. */
+function areaMarkdown(summary, requests) {
+  const totals = new Map(SERVICE_AREAS.map(([label]) => [label, 0]));
+  for (const f of summary.functions) {
+    const [label] = SERVICE_AREAS.find(([, test]) => test(f));
+    totals.set(label, totals.get(label) + f.selfMs);
+  }
+  const lines = ['| area (self time) | ms | % | µs per request |', '|---|---:|---:|---:|'];
+  for (const [label, ms] of totals) {
+    if (ms === 0) continue;
+    const perRequest = requests > 0 ? ((ms * 1000) / requests).toFixed(1) : 'n/a';
+    lines.push(
+      `| ${label} | ${ms.toFixed(0)} | ${((100 * ms) / summary.totalMs).toFixed(1)} | ${perRequest} |`,
+    );
+  }
+  const total = requests > 0 ? ((summary.totalMs * 1000) / requests).toFixed(1) : 'n/a';
+  lines.push(`| **total** | ${summary.totalMs.toFixed(0)} | 100 | ${total} |`);
+  return lines.join('\n');
+}
 
 /** Median wall time of a cold `node -e "await import(<module>)"` minus that of an empty script. */
 async function importCosts(out) {
@@ -150,8 +230,9 @@ async function profileService(out) {
   const targets = [
     ['generated', join(shop, 'dist', 'server.js'), (file) => ({ DATABASE_URL: sqliteUrl(file) })],
     ['koa', join(BENCH, 'baselines', 'koa-sqlite.mjs'), (file) => ({ DATABASE_FILE: file })],
+    ['raw', join(BENCH, 'baselines', 'raw-sqlite.mjs'), (file) => ({ DATABASE_FILE: file })],
   ];
-  for (const op of ops) {
+  for (const op of OPS) {
     for (const [name, script, env] of targets) {
       const dir = join(PROFILES, `${name}-${op}`);
       rmSync(dir, { recursive: true, force: true });
@@ -160,6 +241,7 @@ async function profileService(out) {
         nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`],
       });
       let what;
+      let requests = 0;
       try {
         if (op === 'bulk') {
           const times = [];
@@ -176,8 +258,10 @@ async function profileService(out) {
           const run = await loadRun(server.url, operations[op].request(`${name}p`), {
             connections: 50,
             seconds: SECONDS,
-            warmupSeconds: 0.5,
+            // Every request counts (the profile covers the warm-up too): µs per request below.
+            warmupSeconds: 0,
           });
+          requests = run.ok;
           what = `${operations[op].label}, ${SECONDS} s at 50 connections: ${run.rps.toFixed(0)} req/s (slowed down by the profiler)`;
         }
       } finally {
@@ -185,12 +269,15 @@ async function profileService(out) {
       }
       const file = join(dir, readdirSync(dir)[0]);
       log(`${name} ${op}: ${what}`);
+      const summary = summarizeProfile(file);
       out.push(
         `## Service (${name}): ${what}`,
         '',
         `Profile: \`${relative(ROOT, file)}\``,
         '',
-        profileMarkdown(summarizeProfile(file), { top: 20, inclusive: SERVICE_GROUPS }),
+        areaMarkdown(summary, requests),
+        '',
+        profileMarkdown(summary, { top: 20, inclusive: SERVICE_GROUPS }),
         '',
       );
     }

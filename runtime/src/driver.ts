@@ -232,6 +232,11 @@ export interface StorageDriver {
   open(tables: readonly TableDescriptor[], options?: OpenOptions): Promise<void>;
   /** Reads one record by its key values, or `undefined` when there is none. */
   get(table: TableDescriptor, key: KeyValues): Promise<StoredRecord | undefined>;
+  /**
+   * `get`, answered synchronously; only drivers whose reads by key are synchronous (SQLite) have
+   * it. The fast path of GET by key then answers in the tick its request arrived.
+   */
+  readonly getNow?: (table: TableDescriptor, key: KeyValues) => StoredRecord | undefined;
   /** Inserts all records in one transaction at time `now` (with a `created` change each); throws `DuplicateKeyError` and inserts nothing if any key exists. */
   insert(table: TableDescriptor, records: readonly StoredFields[], now: number): Promise<void>;
   /** Overwrites the record stored under `key` (its key may change) at time `now` if its version is still `expectedVersion`, with an `updated` change (a rename: `deleted`, then `created`). */

@@ -38,3 +38,12 @@ export function errorBody(reason: string, issues?: readonly Issue[]): ErrorBody 
     error: issues === undefined || issues.length === 0 ? { reason } : { reason, issues },
   };
 }
+
+/**
+ * The JSON text of `successBody(record, recordMeta(ms))`, byte for byte, without building the
+ * envelope and meta objects (the fast path of GET by key sends it as it is).
+ */
+export function recordBodyJson(record: object, ms: number): string {
+  const iso = new Date(ms).toISOString(); // throws, like recordMeta, for a time that is no date
+  return `{"status":"success","data":${JSON.stringify(record)},"meta":{"lastUpdateTimeUnix":${ms},"lastUpdateTimeISO":"${iso}"}}`;
+}

@@ -91,22 +91,35 @@ export interface EntityHooks<TRecord extends object> {
   routes?(router: EntityRouter, store: EntityStore<TRecord>): void;
 }
 
+/** The custom routes of a service's entities (`EntityHooks.routes`). */
+export interface CustomRoutes {
+  /** One middleware serving them all. */
+  readonly middleware: EntityMiddleware;
+  /** Whether one of them answers GET on `path` (a request path, not percent-decoded). */
+  matchesGet(path: string): boolean;
+}
+
 /**
- * Builds one middleware serving the custom routes of every entity that has some (`undefined` when
- * none has). Each entity gets its own router, so `router.use()` stays within that entity.
+ * Builds the custom routes of every entity that has some (`undefined` when none has). Each entity
+ * gets its own router, so `router.use()` stays within that entity.
  */
-export function customRoutesMiddleware(
+export function customRoutes(
   entities: readonly { definition: EntityDefinition<object>; hooks?: EntityHooks<object> }[],
   data: DataContext,
-): EntityMiddleware | undefined {
-  const routers: EntityMiddleware[] = [];
+): CustomRoutes | undefined {
+  const routers: EntityRouter[] = [];
   for (const { definition, hooks } of entities) {
     if (hooks?.routes === undefined) continue;
     const router: EntityRouter = new Router<RequestState>();
     hooks.routes(router, entityStore(definition, data.driver));
-    routers.push(router.routes() as EntityMiddleware);
+    routers.push(router);
   }
-  return routers.length === 0 ? undefined : compose(routers);
+  if (routers.length === 0) return undefined;
+  return {
+    middleware: compose(routers.map((router) => router.routes() as EntityMiddleware)),
+    // What each router's middleware tests before it runs a route (custom routers have no host).
+    matchesGet: (path) => routers.some((router) => router.match(path, 'GET').route),
+  };
 }
 
 /** The typed record access a custom route gets for its entity. */

@@ -546,7 +546,7 @@ export function entityTag(version: number): string {
 }
 
 /** Whether an `If-Match`/`If-None-Match` list (`"3", "4"` or `*`) names `etag`. */
-function tagListMatches(header: string, etag: string, weak = false): boolean {
+export function tagListMatches(header: string, etag: string, weak = false): boolean {
   for (const part of header.split(',')) {
     let tag = part.trim();
     if (weak && tag.startsWith('W/')) tag = tag.slice(2);

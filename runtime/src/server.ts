@@ -291,6 +291,7 @@ class RetryingOpenDriver implements StorageDriver {
     /** Called when the storage came back but cannot be used: the service must stop. */
     private readonly onFatal: (error: unknown) => void,
   ) {
+    if (inner.getNow !== undefined) this.getNow = (table, key) => this.check().getNow!(table, key);
     const feed = inner.changes;
     // Reading the outbox waits for the storage like every other call; watching may start early.
     this.changes = feed && {
@@ -311,6 +312,7 @@ class RetryingOpenDriver implements StorageDriver {
   }
 
   readonly changes: ChangeFeed | undefined;
+  readonly getNow: StorageDriver['getNow'];
 
   get dialect(): string {
     return this.inner.dialect;

@@ -13,8 +13,9 @@ import { EventHub } from './events/hub.js';
 import { eventsRoute } from './events/route.js';
 import { DEFAULT_BODY_LIMIT } from './http/body.js';
 import { corsMiddleware } from './http/cors.js';
-import { errorMiddleware, type RequestState } from './http/errors.js';
-import { customRoutesMiddleware } from './hooks.js';
+import { errorMiddleware, RequestTracker, type RequestState } from './http/errors.js';
+import { fastGetListener, type FastGetEntity, type FastGetOptions } from './http/fast-get.js';
+import { customRoutes, type EntityRouter } from './hooks.js';
 import { createLogger, type Logger } from './logger.js';
 import type { DataContext } from './data-context.js';
 import type { RestConfig } from './rest-config.js';
@@ -103,9 +104,15 @@ export function createService(service: ServiceDefinition, options: ServiceOption
   const byPathName = new Map<string, DataRoutes>();
   const byName = new Map(service.entities.map((routes) => [routes.definition.name, routes]));
   const routers = new Map<DataRoutes, Middleware<RequestState>>();
+  /** The entities whose GET by key the fast path answers (see `fastGetEntity`). */
+  const fastEntities = new Map<string, FastGetEntity>();
   for (const routes of service.entities) {
-    byPathName.set(pathNameOf(routes.definition), routes);
-    routers.set(routes, mountRouter(routes, routes.router(data)));
+    const pathName = pathNameOf(routes.definition);
+    byPathName.set(pathName, routes);
+    const router = routes.router(data);
+    routers.set(routes, mountRouter(routes, router));
+    const fast = fastGetEntity(routes, router);
+    if (fast !== undefined) fastEntities.set(pathName, fast);
   }
   const findRoutes = (segment: string): DataRoutes => {
     const routes = byPathName.get(segment.toLowerCase());
@@ -131,12 +138,13 @@ export function createService(service: ServiceDefinition, options: ServiceOption
   const events = options.events ?? new EventHub(options.driver, { logger });
   reactToCommits(service, events, logger);
 
-  const app = new Koa<RequestState>();
+  const app = new ServiceKoa();
   app.proxy = options.trustProxy === true;
   // Behind one trusted proxy only its own X-Forwarded-For entry counts: the rest is client-supplied.
   app.maxIpsCount = 1;
   app.silent = true;
-  app.use(errorMiddleware(logger));
+  const tracker = new RequestTracker(logger);
+  app.use(errorMiddleware(logger, tracker));
   if (options.corsOrigins !== undefined && options.corsOrigins.length > 0)
     app.use(corsMiddleware(options.corsOrigins));
   if (accessControlled) {
@@ -152,8 +160,8 @@ export function createService(service: ServiceDefinition, options: ServiceOption
   }
   // The users' custom routes come before the entities' routers, which would otherwise take
   // `/data/product/p1/summary` for the record with id `p1/summary`.
-  const customRoutes = customRoutesMiddleware(service.entities, data);
-  if (customRoutes !== undefined) app.use(customRoutes);
+  const custom = customRoutes(service.entities, data);
+  if (custom !== undefined) app.use(custom.middleware);
   app.use((ctx, next) => {
     const path = ctx.path;
     if (!path.startsWith(DATA_PREFIX)) return next();
@@ -226,7 +234,49 @@ export function createService(service: ServiceDefinition, options: ServiceOption
   });
   app.use(router.routes());
   app.use(router.allowedMethods());
+  app.fastGet = {
+    options: {
+      driver: data.driver,
+      logger,
+      tracker,
+      entities: fastEntities,
+      ...(accessControlled ? { auth } : {}),
+      ...(options.corsOrigins === undefined ? {} : { corsOrigins: options.corsOrigins }),
+      ...(custom === undefined ? {} : { customRoute: custom.matchesGet }),
+    },
+    middleware: app.middleware.length,
+  };
   return app;
+}
+
+/**
+ * The Koa application of a service, whose request listener (`callback()`, also used by
+ * `listen()`) answers GET by key on the fast path (http/fast-get.ts) — unless middleware was added
+ * to the application after `createService`, which then sees every request.
+ */
+class ServiceKoa extends Koa<RequestState> {
+  fastGet: { readonly options: FastGetOptions; readonly middleware: number } | undefined;
+
+  override callback(): ReturnType<Koa['callback']> {
+    const handle = super.callback();
+    const fast = this.fastGet;
+    if (fast === undefined || this.middleware.length !== fast.middleware) return handle;
+    return fastGetListener(fast.options, handle);
+  }
+}
+
+/**
+ * An entity as the fast path of GET by key sees it, if it may answer for it: when the entity's
+ * router has the route (its REST configuration allows GET_BYID) and its hooks add no middleware.
+ */
+function fastGetEntity(routes: DataRoutes, router: EntityRouter): FastGetEntity | undefined {
+  const path = `${DATA_PREFIX}${pathNameOf(routes.definition)}/id`;
+  if (!router.match(path, 'GET').route) return undefined;
+  if (routes.hooks.middleware !== undefined && routes.hooks.middleware.length > 0) return undefined;
+  return {
+    definition: routes.definition,
+    ...(routes.access === undefined ? {} : { access: routes.access }),
+  };
 }
 
 /**

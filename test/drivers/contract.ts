@@ -671,6 +671,13 @@ export function describeDriverContract(
         expect(listed).toStrictEqual([got]);
       });
 
+      it('getNow, where a driver has it, answers what get answers, synchronously', async () => {
+        await driver.insert(KINDS, [full], 1000);
+        if (driver.getNow === undefined) return; // optional: only synchronous drivers have it
+        expect(driver.getNow(KINDS, ['full'])).toStrictEqual(await driver.get(KINDS, ['full']));
+        expect(driver.getNow(KINDS, ['absent'])).toBeUndefined();
+      });
+
       it('records list the fields in column order', async () => {
         const shuffled = Object.fromEntries(Object.entries(full).reverse());
         await driver.insert(KINDS, [shuffled], 1000);

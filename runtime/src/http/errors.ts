@@ -30,18 +30,47 @@ export interface RequestState {
 }
 
 /**
+ * What every request of a service shares, whichever path answers it (`errorMiddleware` or the
+ * fast path of GET by key, fast-get.ts): the request ids and the log of storage outages.
+ */
+export class RequestTracker {
+  // Random per service instance: the log lines of one instance share it.
+  private readonly idPrefix = randomBytes(4).toString('hex');
+  private readonly outage: OutageLog;
+
+  constructor(logger: Logger) {
+    this.outage = new OutageLog(logger);
+  }
+
+  /** The id of a request: the client's `X-Request-Id` when it looks like an id, else a new one. */
+  requestId(given: string | undefined): string {
+    return given !== undefined && given !== '' && CLIENT_REQUEST_ID.test(given)
+      ? given
+      : nextRequestId(this.idPrefix);
+  }
+
+  /** A request failed because the storage is unavailable (503). */
+  failed(detail: string): void {
+    this.outage.failed(detail);
+  }
+
+  /** A request was answered with a status below 500. */
+  answered(): void {
+    this.outage.answered();
+  }
+}
+
+/**
  * The first middleware of a service: gives each request an id (echoed in `X-Request-Id`), renders
  * every error and every empty 404/405/501 in the JSON envelope, hides the details of 5xx errors
  * from clients and logs them with the request id.
  */
-export function errorMiddleware(logger: Logger): Middleware<RequestState> {
-  const outage = new OutageLog(logger);
-  // Random per service instance: the log lines of one instance share it.
-  const idPrefix = randomBytes(4).toString('hex');
+export function errorMiddleware(
+  logger: Logger,
+  tracker: RequestTracker = new RequestTracker(logger),
+): Middleware<RequestState> {
   return async (ctx, next) => {
-    const given = ctx.get(REQUEST_ID_HEADER);
-    const requestId =
-      given !== '' && CLIENT_REQUEST_ID.test(given) ? given : nextRequestId(idPrefix);
+    const requestId = tracker.requestId(ctx.get(REQUEST_ID_HEADER));
     ctx.state.requestId = requestId;
     ctx.set(REQUEST_ID_HEADER, requestId);
     // Every answer is JSON about data that changes: never sniffed as another type, never stored
@@ -57,7 +86,7 @@ export function errorMiddleware(logger: Logger): Middleware<RequestState> {
         ctx.status = error.status;
         for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
         ctx.body = errorBody(error.expose ? error.reason : INTERNAL_ERROR_REASON, error.issues);
-        if (isStorageUnavailableError(error)) outage.failed(error.message);
+        if (isStorageUnavailableError(error)) tracker.failed(error.message);
         // A slow query is the client's filter meeting the budget, not a fault of the service:
         // one line, without a stack trace that would flood the log under load.
         else if (isQueryTimeoutError(error))
@@ -69,7 +98,7 @@ export function errorMiddleware(logger: Logger): Middleware<RequestState> {
         ctx.body = errorBody(INTERNAL_ERROR_REASON);
       }
     }
-    if (ctx.status < 500) outage.answered();
+    if (ctx.status < 500) tracker.answered();
     if (logger.isLevelEnabled('debug')) {
       logger.debug(
         {

@@ -211,6 +211,11 @@ export class SqliteDriver implements StorageDriver {
   }
 
   async get(table: TableDescriptor, key: KeyValues): Promise<StoredRecord | undefined> {
+    return this.getNow(table, key);
+  }
+
+  /** Reads by key on the main connection, synchronously (no reader thread: it is one lookup). */
+  readonly getNow = (table: TableDescriptor, key: KeyValues): StoredRecord | undefined => {
     try {
       const state = this.state(table);
       const params: unknown[] = [];
@@ -220,7 +225,7 @@ export class SqliteDriver implements StorageDriver {
     } catch (error) {
       throw mapError(error);
     }
-  }
+  };
 
   async insert(
     table: TableDescriptor,
