@@ -151,3 +151,36 @@ describe('sqlite group commit', () => {
     ).toThrow(/SQLITE_GROUP_COMMIT must be on or off/);
   });
 });
+
+describe('sqlite bulk insert (rows bound in chunks per statement)', () => {
+  const list = (n: number, prefix = 'r'): { id: string; qty: number }[] =>
+    Array.from({ length: n }, (_, i) => ({ id: `${prefix}${String(i).padStart(4, '0')}`, qty: i }));
+
+  it('stores every record and appends one created change each, with consecutive seqs', async () => {
+    const { driver } = await open();
+    await driver.insert(ITEMS, [{ id: 'first', qty: 0 }], 1);
+    const records = list(1000 + 37); // whole chunks and a remainder
+    await driver.insert(ITEMS, records, 2);
+    expect(await driver.count(ITEMS, { filters: [] })).toBe(records.length + 1);
+    expect((await driver.get(ITEMS, ['r1036']))?.record).toEqual({ id: 'r1036', qty: 1036 });
+    const changes = await driver.changes.read(1, 2000);
+    expect(changes.map((c) => c.seq)).toEqual(records.map((_, i) => i + 2));
+    expect(changes.map((c) => c.id)).toEqual(records.map((r) => r.id));
+    expect(changes.every((c, i) => c.op === 'created' && JSON.parse(c.record).qty === i)).toBe(
+      true,
+    );
+  });
+
+  it('a taken key deep in the list names its record and stores nothing', async () => {
+    const { driver } = await open();
+    await driver.insert(ITEMS, [{ id: 'r0150', qty: 0 }], 1);
+    const taken = await driver.insert(ITEMS, list(300), 2).catch((e: unknown) => e);
+    expect(isDuplicateKeyError(taken) && taken.index).toBe(150);
+    const records = list(300, 'x');
+    records[130] = { id: records[70]!.id, qty: 130 }; // a repeat within one list
+    const repeated = await driver.insert(ITEMS, records, 2).catch((e: unknown) => e);
+    expect(isDuplicateKeyError(repeated) && repeated.index).toBe(130);
+    expect(await driver.count(ITEMS, { filters: [] })).toBe(1);
+    expect((await driver.changes.bounds()).last).toBe(1);
+  });
+});
