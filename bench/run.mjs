@@ -439,7 +439,7 @@ async function bulkRun(server, path, bodyOf) {
 }
 
 function floorText(run) {
-  return `${run.ms.toFixed(0)} ms for ${fmt(run.rows)} rows, ${fmt(run.recordsPerSecond)} records/s`;
+  return `${run.ms.toFixed(0)} ms (CPU ${run.cpuMs.toFixed(0)} ms) for ${fmt(run.rows)} rows, ${fmt(run.recordsPerSecond)} records/s`;
 }
 
 /**
@@ -472,9 +472,16 @@ function storageFloor(file, table, keyColumn, fromPrefix, toPrefix) {
       for (const row of list) insert.run(row);
     });
     const t = performance.now();
+    const cpu = process.cpuUsage();
     insertAll.immediate(rows);
     const ms = performance.now() - t;
-    return { ms, rows: rows.length, recordsPerSecond: (rows.length * 1000) / ms };
+    const used = process.cpuUsage(cpu);
+    return {
+      ms,
+      cpuMs: (used.user + used.system) / 1000,
+      rows: rows.length,
+      recordsPerSecond: (rows.length * 1000) / ms,
+    };
   } finally {
     db.close();
   }
@@ -498,8 +505,11 @@ function bulkSummary(servers, perServer, floor) {
     floor: {
       recordsPerSecond: spread(floorRate),
       ms: spread(floor.map((r) => r.ms)),
+      cpuMs: spread(floor.map((r) => r.cpuMs)),
     },
     genVsFloor: ratio(rate('gen'), floorRate),
+    // CPU view: the floor's CPU time per batch ÷ the generated server's.
+    cpuGenVsFloor: spread(perServer.gen.map((r, i) => floor[i].cpuMs / r.cpuMs)),
   };
   if (perServer.koa !== undefined) out.genVsKoa = ratio(rate('gen'), rate('koa'));
   if (perServer.raw !== undefined) out.genVsRaw = ratio(rate('gen'), rate('raw'));
@@ -972,6 +982,7 @@ function targetRows(r) {
         `${fmt(BATCH)} records of a five-field entity in one POST ≥ 100 000 records/s`,
         `${fmtSpread(bulk.five.servers.gen.recordsPerSecond)} records/s (floor ${fmtSpread(bulk.five.floor.recordsPerSecond)})`,
         bulk.five.servers.gen.recordsPerSecond.median >= 100_000,
+        `floor CPU ÷ generated CPU ${ratioText(bulk.five.cpuGenVsFloor)}`,
       );
     }
     if (bulk.floor !== undefined) {
@@ -979,6 +990,7 @@ function targetRows(r) {
         `${fmt(BATCH)} PRODUCT records in one POST ≥ 0.5× the storage floor`,
         `${ratioText(bulk.genVsFloor)} (${fmtSpread(bulk.servers.gen.recordsPerSecond)} vs ${fmtSpread(bulk.floor.recordsPerSecond)} records/s)`,
         bulk.genVsFloor.median >= 0.5,
+        ratioText(bulk.cpuGenVsFloor),
       );
     }
   }
@@ -1148,13 +1160,13 @@ function renderMarkdown(r) {
       );
     if (b.floor !== undefined)
       out.push(
-        `| storage floor (better-sqlite3, same rows, same table, one transaction) | ${fmtSpread(b.floor.recordsPerSecond)} | ${fmtSpread(b.floor.ms)} | |`,
+        `| storage floor (better-sqlite3, same rows, same table, one transaction) | ${fmtSpread(b.floor.recordsPerSecond)} | ${fmtSpread(b.floor.ms)} | ${fmtSpread(b.floor.cpuMs)} (in the runner) |`,
       );
     if (b.five !== undefined) {
       const f = b.five;
       out.push(
         `| five-field entity, generated | ${fmtSpread(f.servers.gen.recordsPerSecond)} | ${fmtSpread(f.servers.gen.ms)} | ${fmtSpread(f.servers.gen.cpuMs)} |`,
-        `| five-field entity, storage floor | ${fmtSpread(f.floor.recordsPerSecond)} | ${fmtSpread(f.floor.ms)} | |`,
+        `| five-field entity, storage floor | ${fmtSpread(f.floor.recordsPerSecond)} | ${fmtSpread(f.floor.ms)} | ${fmtSpread(f.floor.cpuMs)} (in the runner) |`,
       );
     }
     out.push(
