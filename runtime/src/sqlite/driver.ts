@@ -45,11 +45,6 @@ import {
 type Statement = Database.Statement<unknown[], unknown>;
 type Row = unknown[];
 
-/** Rows per multi-row INSERT of a bulk insert. */
-const INSERT_CHUNK = 64;
-/** Bound parameters per statement at most (SQLite's limit is 32 766). */
-const MAX_PARAMETERS = 32_000;
-
 /** Upper bound of the cache of list/count statements (keyed by SQL text, least recently used out). */
 const QUERY_CACHE_SIZE = 200;
 
@@ -703,21 +698,10 @@ export class SqliteDriver implements StorageDriver {
       .prepare(`DELETE FROM ${tableSql} WHERE ${where} AND ${version} = ? RETURNING ${returning}`)
       .raw(true);
 
-    // Bulk inserts bind INSERT_CHUNK rows per statement (fewer calls into SQLite), within
-    // SQLite's limit of bound parameters.
-    const rowWidth = layout.writeColumns.length + 2;
-    const chunk = Math.max(1, Math.min(INSERT_CHUNK, Math.floor(MAX_PARAMETERS / rowWidth)));
-    const rowSql = `(${writeColumns.map(() => '?').join(', ')}, ?, ?, 1)`;
-    let insertChunk: Statement | undefined;
-    /** Inserts records `from` .. `to - 1` one statement each; a taken key names its record. */
-    const insertRows = (
-      records: readonly StoredFields[],
-      from: number,
-      to: number,
-      now: number,
-    ) => {
-      const params: unknown[] = new Array<unknown>(rowWidth).fill(now);
-      for (let i = from; i < to; i++) {
+    const insertMany = db.transaction((records: readonly StoredFields[], now: number) => {
+      const width = layout.writeColumns.length;
+      const params: unknown[] = new Array<unknown>(width + 2).fill(now);
+      for (let i = 0; i < records.length; i++) {
         layout.writeParams(records[i]!, params);
         try {
           insert.run(params);
@@ -728,31 +712,6 @@ export class SqliteDriver implements StorageDriver {
           throw error;
         }
       }
-    };
-    const insertMany = db.transaction((records: readonly StoredFields[], now: number) => {
-      let i = 0;
-      if (records.length >= chunk && chunk > 1) {
-        insertChunk ??= db.prepare(
-          `INSERT INTO ${tableSql} (${[...writeColumns, created, updated, version].join(', ')}) ` +
-            `VALUES ${Array.from({ length: chunk }, () => rowSql).join(', ')}`,
-        );
-        const params: unknown[] = new Array<unknown>(rowWidth * chunk);
-        for (; i + chunk <= records.length; i += chunk) {
-          for (let j = 0, p = 0; j < chunk; j++) {
-            p = layout.writeParams(records[i + j]!, params, p);
-            params[p++] = now;
-            params[p++] = now;
-          }
-          try {
-            insertChunk.run(params);
-          } catch (error) {
-            // The failed statement wrote nothing: row by row, to name the record whose key is taken.
-            if (isPrimaryKeyViolation(error)) insertRows(records, i, i + chunk, now);
-            throw error;
-          }
-        }
-      }
-      insertRows(records, i, records.length, now);
       shared.touchCreate.run(entity, now);
       return append(now, () => records.map((record) => drafter.draft('created', record)));
     });

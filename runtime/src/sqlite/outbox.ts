@@ -14,9 +14,6 @@ import { EVENTS_TABLE } from './schema.js';
 
 type Statement = Database.Statement<unknown[], unknown>;
 
-/** Rows per multi-row INSERT of a bulk append (5 parameters each). */
-const APPEND_CHUNK = 64;
-
 /** The DDL of the outbox. */
 export function createEventsTableSql(): string {
   return (
@@ -34,17 +31,10 @@ export class SqliteOutbox {
   private readonly range: Statement;
   private readonly trimBefore: Statement;
 
-  /** Appends `APPEND_CHUNK` rows in one statement (bulk inserts). */
-  private readonly insertChunk: Statement;
-  /** The parameters of `insertChunk`, reused. */
-  private readonly chunkParams: unknown[] = new Array<unknown>(APPEND_CHUNK * 5);
-
   constructor(db: Database.Database) {
     const table = quoteIdentifier(EVENTS_TABLE);
-    const head = `INSERT INTO ${table} (entity, record_id, op, record, time_ms) VALUES `;
-    this.insert = db.prepare(`${head}(?, ?, ?, ?, ?)`);
-    this.insertChunk = db.prepare(
-      head + Array.from({ length: APPEND_CHUNK }, () => '(?, ?, ?, ?, ?)').join(', '),
+    this.insert = db.prepare(
+      `INSERT INTO ${table} (entity, record_id, op, record, time_ms) VALUES (?, ?, ?, ?, ?)`,
     );
     this.select = db
       .prepare(
@@ -65,30 +55,18 @@ export class SqliteOutbox {
 
   /** Appends `drafts` in order; call inside the write's transaction. */
   append(drafts: readonly ChangeDraft[], now: number): StoredChange[] {
-    if (drafts.length === 0) return [];
-    // The rows get consecutive seqs (each one more than the largest, under the write lock), so
-    // the first seq follows from the last one; chunks of rows per statement, then single rows.
-    let last = 0;
-    let i = 0;
-    const params = this.chunkParams;
-    for (; i + APPEND_CHUNK <= drafts.length; i += APPEND_CHUNK) {
-      for (let j = 0, p = 0; j < APPEND_CHUNK; j++) {
-        const draft = drafts[i + j]!;
-        params[p++] = draft.entity;
-        params[p++] = draft.id;
-        params[p++] = draft.op;
-        params[p++] = draft.record;
-        params[p++] = now;
-      }
-      last = Number(this.insertChunk.run(params).lastInsertRowid);
-    }
-    for (; i < drafts.length; i++) {
-      const draft = drafts[i]!;
-      last = Number(
-        this.insert.run(draft.entity, draft.id, draft.op, draft.record, now).lastInsertRowid,
+    let first = 0;
+    drafts.forEach((draft, index) => {
+      const { lastInsertRowid } = this.insert.run(
+        draft.entity,
+        draft.id,
+        draft.op,
+        draft.record,
+        now,
       );
-    }
-    return committedChanges(drafts, last - drafts.length + 1, now);
+      if (index === 0) first = Number(lastInsertRowid);
+    });
+    return committedChanges(drafts, first, now);
   }
 
   read(after: number, limit: number): StoredChange[] {
