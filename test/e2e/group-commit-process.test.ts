@@ -85,12 +85,18 @@ describe('SQLite group commit in the service process', () => {
         }
       }
     };
-    const running = Array.from({ length: writers }, (_, w) => writer(w));
-    while (acknowledgedWrites < 600) await sleep(5);
+    let failure: unknown;
+    const running = Array.from({ length: writers }, (_, w) =>
+      writer(w).catch((error: unknown) => {
+        failure ??= error;
+      }),
+    );
+    while (acknowledgedWrites < 600 && failure === undefined) await sleep(5);
     first.child.kill('SIGKILL');
     killed = true;
     await Promise.all(running);
     expect(await first.stop()).toBeNull();
+    if (failure !== undefined) throw failure;
 
     const second = await start(file);
     const listed = await second.request('GET', '/data/product?limit=1000');
