@@ -277,3 +277,47 @@ export function syntheticRecord(entityIndex, n) {
   }
   return record;
 }
+
+// --- The five-field entity of the bulk benchmark ---------------------------------------------------
+
+/** One ENTITY of five fields (key, indexed name, INTEGER, DOUBLE, BOOL): the small-record bulk case. */
+export function fiveFieldSchemaYaml() {
+  return [
+    '# The five-field entity of the bulk benchmark (bench/lib/data.mjs); do not edit.',
+    'type: ENTITY',
+    'entity:',
+    '  name: ITEM',
+    '  lk: [id]',
+    '  fields:',
+    '    - name: id',
+    '      type: STRING',
+    '      required: true',
+    '    - name: name',
+    '      type: STRING',
+    '      required: true',
+    '      index: true',
+    '    - name: qty',
+    '      type: INTEGER',
+    '    - name: price',
+    '      type: DOUBLE',
+    '    - name: active',
+    '      type: BOOL',
+    '',
+  ].join('\n');
+}
+
+/** A valid ITEM record of the five-field schema, in canonical form. */
+export function fiveFieldRecord(id, n) {
+  const random = prng(n * 40503 + 17);
+  return {
+    id,
+    name: `Item ${n} ${pick(random, WORDS)}`,
+    qty: Math.floor(random() * 1000),
+    price: Math.round(random() * 1e6) / 100 + 0.5,
+    active: random() < 0.5,
+  };
+}
+
+function pick(random, list) {
+  return list[Math.floor(random() * list.length)];
+}

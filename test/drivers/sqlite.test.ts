@@ -355,13 +355,15 @@ describe('sqlite driver specifics', () => {
           },
         },
       );
+      // Listened for from the start: the worker may exit while the writes are still awaited.
+      const exited = once(worker, 'exit');
       try {
         await once(worker, 'message');
         await driver.insert(ITEMS, [{ id: 'a', qty: 1 }], 1);
         const error = await driver.insert(ITEMS, [{ id: 'w', qty: 2 }], 1).catch((e: unknown) => e);
         expect(isDuplicateKeyError(error)).toBe(true);
       } finally {
-        await once(worker, 'exit');
+        await exited;
       }
       expect(await driver.count(ITEMS, { filters: [] })).toBe(2);
     });

@@ -61,6 +61,8 @@ export interface SqliteDiagnostics {
   readonly synchronous: 'OFF' | 'NORMAL' | 'FULL' | 'EXTRA';
   readonly busyTimeoutMs: number;
   readonly cachedQueries: number;
+  /** Write transactions this driver ran so far (a group commit counts once). */
+  readonly writeCommits: number;
 }
 
 /** Prepared statements of one table. */
@@ -88,6 +90,16 @@ interface PendingUpdate {
   readonly record: StoredFields;
   /** The key as bound parameters, to read the record a rename deletes. */
   readonly keyParams: readonly unknown[];
+}
+
+/** A write waiting for its group commit. */
+interface QueuedWrite {
+  readonly work: (grouped: boolean) => Written<unknown>;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: unknown) => void;
+  /** Set once the write ran (and stays set only if its savepoint was kept). */
+  written?: Written<unknown>;
+  error?: unknown;
 }
 
 /** The result of a write transaction and the changes it appended. */
@@ -120,6 +132,8 @@ export class SqliteDriver implements StorageDriver {
   readonly readers: number;
   /** Time budget of a list or count query in a reader, in milliseconds. */
   readonly queryTimeoutMs: number;
+  /** Whether concurrent writes share a transaction (group commit, see `write`). */
+  readonly groupCommit: boolean;
 
   /** The outbox of change events (SPEC §9). */
   readonly changes: ChangeFeed;
@@ -133,6 +147,14 @@ export class SqliteDriver implements StorageDriver {
   private readonly listeners = new ChangeListeners();
   private readonly tables = new Map<string, TableState>();
   private readonly queryCache = new Map<string, Statement>();
+  /** Writes waiting for the next group commit, in arrival order. */
+  private queue: QueuedWrite[] = [];
+  /** Write transactions run (see `diagnostics`). */
+  private writeCommits = 0;
+  /** Whether a group commit is scheduled (`setImmediate`) and not yet run. */
+  private flushScheduled = false;
+  /** Runs a group of writes in one IMMEDIATE transaction, one savepoint each. */
+  private group: ((batch: readonly QueuedWrite[]) => void) | undefined;
   private statements:
     | {
         readonly ping: Statement;
@@ -151,6 +173,7 @@ export class SqliteDriver implements StorageDriver {
     // An in-memory database exists only in its own connection: it is read on the main thread.
     this.readers = this.memory ? 0 : resolved.readers;
     this.queryTimeoutMs = resolved.queryTimeoutMs;
+    this.groupCommit = resolved.groupCommit;
     const run = <T>(fn: (outbox: SqliteOutbox) => T): Promise<T> => {
       try {
         return Promise.resolve(fn(this.openOutbox()));
@@ -232,13 +255,13 @@ export class SqliteDriver implements StorageDriver {
     records: readonly StoredFields[],
     now: number,
   ): Promise<void> {
-    try {
-      const state = this.state(table);
-      if (records.length === 0) return;
-      this.emit(state.insertMany.immediate(records, checkTime(now)));
-    } catch (error) {
-      throw mapError(error);
-    }
+    const state = this.state(table);
+    if (records.length === 0) return;
+    checkTime(now);
+    await this.write((grouped) => {
+      const changes = (grouped ? state.insertMany : state.insertMany.immediate)(records, now);
+      return { result: undefined, changes };
+    });
   }
 
   async update(
@@ -248,27 +271,35 @@ export class SqliteDriver implements StorageDriver {
     expectedVersion: number,
     now: number,
   ): Promise<UpdateResult> {
+    let params: unknown[];
+    let keyParams: unknown[];
+    const state = this.state(table);
     try {
-      const state = this.state(table);
-      const keyParams: unknown[] = [];
+      keyParams = [];
       state.layout.keyParams(key, keyParams);
-      const params: unknown[] = [];
+      params = [];
       state.layout.writeParams(record, params);
       params.push(checkTime(now), ...keyParams, expectedVersion);
-      let written: Written<number>;
-      try {
-        written = state.updateOne.immediate(params, now, { key, record, keyParams });
-      } catch (error) {
-        if (isPrimaryKeyViolation(error)) return { status: 'duplicate' };
-        throw error;
-      }
-      this.emit(written.changes);
-      return written.result === 0
-        ? { status: 'conflict' }
-        : { status: 'updated', version: expectedVersion + 1 };
     } catch (error) {
       throw mapError(error);
     }
+    const change: PendingUpdate = { key, record, keyParams };
+    return this.write((grouped): Written<UpdateResult> => {
+      let written: Written<number>;
+      try {
+        written = (grouped ? state.updateOne : state.updateOne.immediate)(params, now, change);
+      } catch (error) {
+        if (isPrimaryKeyViolation(error)) return { result: { status: 'duplicate' }, changes: [] };
+        throw error;
+      }
+      return {
+        result:
+          written.result === 0
+            ? { status: 'conflict' }
+            : { status: 'updated', version: expectedVersion + 1 },
+        changes: written.changes,
+      };
+    });
   }
 
   async delete(
@@ -277,21 +308,23 @@ export class SqliteDriver implements StorageDriver {
     expectedVersion: number | undefined,
     now: number,
   ): Promise<StoredRecord | undefined> {
+    const state = this.state(table);
+    const params: unknown[] = [];
+    let statement = state.delete;
     try {
-      const state = this.state(table);
-      const params: unknown[] = [];
       state.layout.keyParams(key, params);
-      let statement = state.delete;
       if (expectedVersion !== undefined) {
         params.push(expectedVersion);
         statement = state.deleteVersion;
       }
-      const { result: row, changes } = state.deleteOne.immediate(statement, params, checkTime(now));
-      this.emit(changes);
-      return row === undefined ? undefined : toStored(state.layout, row);
+      checkTime(now);
     } catch (error) {
       throw mapError(error);
     }
+    const row = await this.write((grouped) =>
+      (grouped ? state.deleteOne : state.deleteOne.immediate)(statement, params, now),
+    );
+    return row === undefined ? undefined : toStored(state.layout, row);
   }
 
   async list(table: TableDescriptor, query: ListQuery): Promise<StoredRecord[]> {
@@ -381,6 +414,8 @@ export class SqliteDriver implements StorageDriver {
 
   async close(): Promise<void> {
     if (this.closed) return;
+    // Writes already queued are committed first: each was accepted before the close.
+    if (this.queue.length > 0) this.flush();
     this.closed = true;
     const pool = this.pool;
     this.pool = undefined;
@@ -391,6 +426,7 @@ export class SqliteDriver implements StorageDriver {
     this.queryCache.clear();
     this.statements = undefined;
     this.outbox = undefined;
+    this.group = undefined;
     if (db?.open === true) db.close();
   }
 
@@ -444,6 +480,7 @@ export class SqliteDriver implements StorageDriver {
       synchronous: (['OFF', 'NORMAL', 'FULL', 'EXTRA'] as const)[synchronous] ?? 'OFF',
       busyTimeoutMs: Number(db.pragma('busy_timeout', { simple: true })),
       cachedQueries: this.queryCache.size,
+      writeCommits: this.writeCommits,
     };
   }
 
@@ -488,6 +525,92 @@ export class SqliteDriver implements StorageDriver {
   private openOutbox(): SqliteOutbox {
     if (this.outbox === undefined) this.database();
     return this.outbox!;
+  }
+
+  /**
+   * Runs one write transaction. With group commit, the write waits in a queue that is committed
+   * right after the event loop's current I/O phase (`setImmediate`, no timer): the writes whose
+   * requests arrived meanwhile — typically during the previous commit, which blocks the loop —
+   * share one IMMEDIATE transaction and so one fsync, each inside its own savepoint, so that a
+   * failing write rolls back only itself and gets its own error. Every write is acknowledged
+   * (its promise settles) only after the commit that covers it; the change events of the group
+   * reach the watchers in seq order. `work(grouped)` runs the write's statements, in a
+   * transaction of its own when `grouped` is false and as a savepoint when it is true.
+   */
+  private write<T>(work: (grouped: boolean) => Written<T>): Promise<T> {
+    if (!this.groupCommit) {
+      try {
+        this.database();
+        this.writeCommits++;
+        const { result, changes } = work(false);
+        this.emit(changes);
+        return Promise.resolve(result);
+      } catch (error) {
+        return Promise.reject(mapError(error));
+      }
+    }
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  /** Commits the queued writes as one group and settles their promises. */
+  private flush(): void {
+    this.flushScheduled = false;
+    const batch = this.queue;
+    if (batch.length === 0) return;
+    this.queue = [];
+    try {
+      this.database();
+      if (batch.length === 1) {
+        // Alone: its own transaction, without a savepoint.
+        const item = batch[0]!;
+        try {
+          item.written = item.work(false);
+        } catch (error) {
+          item.error = error;
+        }
+      } else {
+        this.groupTransaction()(batch);
+      }
+      this.writeCommits++;
+    } catch (error) {
+      // The group's transaction failed as a whole (BEGIN, COMMIT, or storage lost in between):
+      // nothing of it was committed.
+      const mapped = mapError(error);
+      for (const item of batch) item.reject(mapped);
+      return;
+    }
+    for (const item of batch) {
+      if (item.written !== undefined) this.emit(item.written.changes);
+    }
+    for (const item of batch) {
+      if (item.written !== undefined) item.resolve(item.written.result);
+      else item.reject(mapError(item.error));
+    }
+  }
+
+  private groupTransaction(): (batch: readonly QueuedWrite[]) => void {
+    if (this.group !== undefined) return this.group;
+    const db = this.database();
+    const run = db.transaction((batch: readonly QueuedWrite[]) => {
+      for (const item of batch) {
+        try {
+          item.written = item.work(true);
+        } catch (error) {
+          // A failure that ended the transaction (SQLite rolls back on some errors) fails the
+          // whole group; any other rolled back the write's own savepoint only.
+          if (!db.inTransaction) throw error;
+          item.error = error;
+        }
+      }
+    });
+    this.group = run.immediate;
+    return this.group;
   }
 
   /** Tells the watchers of `changes` what a write just committed. */

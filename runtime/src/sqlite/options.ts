@@ -21,7 +21,14 @@ export interface SqliteOptions {
   /** Time budget of a list or count query in a reader (default 5000 ms, `QUERY_TIMEOUT_MS`). */
   readonly queryTimeoutMs?: number;
   /**
-   * Environment read for `SQLITE_SYNCHRONOUS`, `SQLITE_READERS` and `QUERY_TIMEOUT_MS` where the
+   * Group commit (default on, `SQLITE_GROUP_COMMIT`): writes that arrive while a commit is in
+   * flight share the next transaction, one savepoint each, and are acknowledged after its commit.
+   * Off, every write commits in its own transaction.
+   */
+  readonly groupCommit?: boolean;
+  /**
+   * Environment read for `SQLITE_SYNCHRONOUS`, `SQLITE_READERS`, `SQLITE_GROUP_COMMIT` and
+   * `QUERY_TIMEOUT_MS` where the
    * options leave them out; default none (a generated service passes `process.env`).
    */
   readonly env?: Environment;
@@ -136,7 +143,24 @@ export function resolveSqliteOptions(options: SqliteOptions): Required<Omit<Sqli
   const readers = options.readers ?? envCount(env, 'SQLITE_READERS', DEFAULT_READERS, 0);
   const queryTimeoutMs =
     options.queryTimeoutMs ?? envCount(env, 'QUERY_TIMEOUT_MS', DEFAULT_QUERY_TIMEOUT_MS, 1);
-  return { filename: options.filename, synchronous, busyTimeoutMs, readers, queryTimeoutMs };
+  const groupCommit = options.groupCommit ?? envSwitch(env, 'SQLITE_GROUP_COMMIT', true);
+  return {
+    filename: options.filename,
+    synchronous,
+    busyTimeoutMs,
+    readers,
+    queryTimeoutMs,
+    groupCommit,
+  };
+}
+
+/** An on/off variable (`on`/`off`, `true`/`false`, `1`/`0`); unset or empty means `fallback`. */
+function envSwitch(env: Environment, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'on' || raw === 'true' || raw === '1') return true;
+  if (raw === 'off' || raw === 'false' || raw === '0') return false;
+  throw new Error(`${name} must be on or off, not ${JSON.stringify(env[name])}`);
 }
 
 export const DEFAULT_READERS = 2;
