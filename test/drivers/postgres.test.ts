@@ -140,6 +140,7 @@ if (url === undefined || url === '') {
       );
       expect(tables).toEqual([
         '_eg_activity',
+        '_eg_event_queue',
         '_eg_event_seq',
         '_eg_events',
         '_eg_secrets',
@@ -465,7 +466,9 @@ if (url === undefined || url === '') {
       await first.close();
       // As a service that ran an older runtime left it: no outbox tables.
       await admin((client) =>
-        client.query(`DROP TABLE "${old}"."_eg_events", "${old}"."_eg_event_seq"`),
+        client.query(
+          `DROP TABLE "${old}"."_eg_events", "${old}"."_eg_event_seq", "${old}"."_eg_event_queue"`,
+        ),
       );
       const again = driverFor(old);
       try {

@@ -10,18 +10,14 @@ import type {
   MigrationScript,
   OpenOptions,
   StorageDriver,
+  StoredChange,
   StoredFields,
   StoredRecord,
   TableDescriptor,
   UpdateResult,
 } from '../driver.js';
 import type { Environment } from '../env.js';
-import {
-  ChangeDrafter,
-  ChangeListeners,
-  committedChanges,
-  type ChangeDraft,
-} from '../events/change.js';
+import { ChangeDrafter, ChangeListeners, type ChangeDraft } from '../events/change.js';
 import { DuplicateKeyError, StorageUnavailableError } from '../errors.js';
 import {
   MIGRATIONS_TABLE,
@@ -35,7 +31,7 @@ import { buildCountSql, buildListSql, type BuiltSql } from '../sql/query.js';
 import { postgresDialect } from './dialect.js';
 import { describeError, isRetryable, isUnavailable, sqlState, translateError } from './errors.js';
 import { ChangeAnnouncer, ChangeListener } from './notifications.js';
-import { PostgresOutbox, toBounds, toChange } from './outbox.js';
+import { OutboxRelay, PostgresOutbox, toArrivals, toBounds, toChange } from './outbox.js';
 import {
   describeSettings,
   parsePostgresUrl,
@@ -138,6 +134,8 @@ export class PostgresDriver implements StorageDriver {
   /** The outbox of change events (SPEC §9). */
   readonly changes: ChangeFeed;
   private readonly outbox: PostgresOutbox;
+  /** Numbers the queued changes and moves them to the log (outbox.ts). */
+  private readonly relay: OutboxRelay;
   /** Whether writes append change events (`OpenOptions.events`). */
   private events = true;
   private readonly listeners = new ChangeListeners();
@@ -219,28 +217,61 @@ export class PostgresDriver implements StorageDriver {
     this.activitySql = `SELECT "entity", "last_create_ms", "last_update_ms", "last_delete_ms" FROM ${this.activityTable}`;
     this.outbox = new PostgresOutbox(s.schema);
     const outbox = this.outbox;
+    this.relay = new OutboxRelay(outbox, {
+      query: (config) => this.run(config) as Promise<pg.QueryArrayResult>,
+      relay: (text) =>
+        this.withClient(async (client) => {
+          try {
+            const results = (await client.query({
+              text,
+              rowMode: 'array',
+            })) as unknown as pg.QueryArrayResult[];
+            return (results[2]?.rows ?? []) as Row[];
+          } catch (error) {
+            await client.query('ROLLBACK').catch(() => undefined);
+            throw error;
+          }
+        }),
+      moved: (own, lastSeq) => {
+        this.listeners.emit(own);
+        if (lastSeq !== undefined) this.announcer?.announce(lastSeq);
+      },
+    });
+    const relay = this.relay;
+    const readPage = async (after: number, limit: number): Promise<StoredChange[]> => {
+      const result = await this.run({
+        name: statementName(outbox.readSql),
+        text: outbox.readSql,
+        values: [after, limit],
+        rowMode: 'array',
+      });
+      return (result.rows as Row[]).map(toChange);
+    };
     this.changes = {
+      // Complete up to the call: what committed before it is relayed first when the page
+      // reaches the end of the log.
       read: async (after, limit) => {
         this.checkOpen();
-        const result = await this.run({
-          name: statementName(outbox.readSql),
-          text: outbox.readSql,
-          values: [after, limit],
-          rowMode: 'array',
-        });
-        return (result.rows as Row[]).map(toChange);
+        const page = await readPage(after, limit);
+        if (page.length >= limit) return page;
+        await relay.relay();
+        return readPage(after, limit);
       },
       bounds: async () => {
         this.checkOpen();
+        await relay.relay();
         const result = await this.run({
           name: statementName(outbox.boundsSql),
           text: outbox.boundsSql,
           rowMode: 'array',
         });
-        return toBounds(result.rows[0] as Row | undefined);
+        const bounds = toBounds(result.rows[0] as Row | undefined);
+        relay.observe(bounds.last);
+        return bounds;
       },
       trim: async (time) => {
         this.checkOpen();
+        await relay.relay();
         const result = await this.run({ text: outbox.trimSql, values: [time] });
         return result.rowCount ?? 0;
       },
@@ -299,7 +330,13 @@ export class PostgresDriver implements StorageDriver {
         await ddl(client, createSecretsTableSql(schema));
         // Created at start like the other bookkeeping tables, so services that existed before
         // change events get their outbox without a migration.
-        for (const statement of this.outbox.createSql()) await ddl(client, statement);
+        const hasArrival = await client.query(
+          `SELECT 1 FROM pg_catalog.pg_attribute
+            WHERE attrelid = to_regclass($1) AND attname = 'arrival' AND NOT attisdropped`,
+          [this.outbox.eventsTable],
+        );
+        for (const statement of this.outbox.createSql(hasArrival.rowCount !== 0))
+          await ddl(client, statement);
         const current = await client.query<{ schema: string }>('SELECT current_schema() AS schema');
         channel = PostgresOutbox.channel(schema ?? current.rows[0]?.schema ?? '');
         for (const table of tables) {
@@ -449,7 +486,7 @@ export class PostgresDriver implements StorageDriver {
         ],
         rowMode: 'array',
       });
-      this.emit(drafts, result.rows[0] as Row | undefined, now);
+      this.emit(result.rows[0] as Row | undefined);
     } catch (error) {
       if (sqlState(error) !== '23505') throw error;
       const index = await this.duplicateIndex(state, records).catch(() => undefined);
@@ -504,7 +541,7 @@ export class PostgresDriver implements StorageDriver {
         row = (await this.run(query(drafts))).rows[0] as Row | undefined;
       }
       if (row === undefined) return { status: 'conflict' };
-      this.emit(drafts, row.slice(1), now);
+      this.emit(row.slice(1));
       return { status: 'updated', version: Number(row[0]) };
     } catch (error) {
       if (sqlState(error) === '23505') return { status: 'duplicate' };
@@ -547,10 +584,10 @@ export class PostgresDriver implements StorageDriver {
         values: [...PostgresOutbox.params(drafts), state.descriptor.entity, now],
         rowMode: 'array',
       });
-      return { stored, drafts, first: appended.rows[0] as Row | undefined };
+      return { stored, appended: appended.rows[0] as Row | undefined };
     });
     if (deleted === undefined) return undefined;
-    this.emit(deleted.drafts, deleted.first, now);
+    this.emit(deleted.appended);
     return deleted.stored;
   }
 
@@ -691,12 +728,12 @@ export class PostgresDriver implements StorageDriver {
     }
   }
 
-  /** Tells the watchers of `changes` what a write committed: `drafts` from seq `first[0]` on. */
-  private emit(drafts: readonly ChangeDraft[], first: Row | undefined, now: number): void {
-    const seq = first?.[0];
-    if (drafts.length === 0 || seq === null || seq === undefined) return;
-    this.listeners.emit(committedChanges(drafts, Number(seq), now));
-    this.announcer?.announce(Number(seq) + drafts.length - 1);
+  /**
+   * After a write committed: has its changes (the arrivals its statement returned, `row[0]`)
+   * relayed, which tells the watchers of `changes` once they have their seqs.
+   */
+  private emit(row: Row | undefined): void {
+    this.relay.committed(toArrivals(row?.[0]));
   }
 
   /** Runs `fn` in a transaction on one client, all of it again on serialization failures and deadlocks. */
@@ -843,7 +880,7 @@ export class PostgresDriver implements StorageDriver {
   ${insertTouch}
   RETURNING 1
 ), ${appendAfterTouch(n + 3, `$${n + 1}`, `$${n + 2}`)}
-SELECT min("seq") FROM "_eg_events"`
+SELECT array_agg("arrival") FROM "_eg_events"`
         : `
 ${insertTouch}`
     }`;
@@ -861,7 +898,7 @@ ${insertTouch}`
 )${
       events
         ? `, ${appendAfterTouch(n + 4 + k, `$${n + 3 + k}`, `$${n + 1}`)}
-SELECT ${version}, (SELECT min("seq") FROM "_eg_events") FROM "_eg_updated"`
+SELECT ${version}, (SELECT array_agg("arrival") FROM "_eg_events") FROM "_eg_updated"`
         : `
 SELECT ${version} FROM "_eg_updated"`
     }`;
