@@ -5,7 +5,7 @@
 //   node bench/events.mjs --quick    1 round of 0.7 s, latency over 3 s (< 1 minute)
 //
 // Options: --rounds=N --seconds=S --latency-seconds=S --rate=N (writes/s of the latency run),
-// --no-pg (SQLite only).
+// --no-pg (SQLite only), --no-sqlite (PostgreSQL only).
 //
 // 1. Write throughput with events on vs off: the generated shop service (bench/output/shop, built
 //    as by bench/run.mjs), started twice — `EVENTS=on` (default) and `EVENTS=off` — on fresh
@@ -51,6 +51,7 @@ import { fmt, fmtSpread, median, percentile, spread } from './lib/stats.mjs';
 const argv = process.argv.slice(2);
 const QUICK = argv.includes('--quick');
 const NO_PG = argv.includes('--no-pg');
+const NO_SQLITE = argv.includes('--no-sqlite');
 const option = (name) => {
   const found = argv.find((a) => a.startsWith(`--${name}=`));
   if (found === undefined) return undefined;
@@ -60,7 +61,7 @@ const option = (name) => {
 };
 for (const arg of argv) {
   if (
-    !['--quick', '--no-pg'].includes(arg) &&
+    !['--quick', '--no-pg', '--no-sqlite'].includes(arg) &&
     !/^--(rounds|seconds|latency-seconds|rate)=/.test(arg)
   )
     throw new Error(`Unknown option ${arg}; see the header of bench/events.mjs`);
@@ -372,7 +373,7 @@ async function main() {
       platform: `${os.type()} ${os.release()}`,
       sqliteSynchronous: process.env.SQLITE_SYNCHRONOUS ?? 'FULL',
     },
-    sqlite: await section('sqlite', sqliteStore),
+    sqlite: NO_SQLITE ? { skipped: '--no-sqlite' } : await section('sqlite', sqliteStore),
     postgres: await withPostgres((store) => section('postgres', store)),
   };
   const markdown = report(results);

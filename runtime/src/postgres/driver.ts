@@ -129,6 +129,8 @@ export class PostgresDriver implements StorageDriver {
   private readonly pool: pg.Pool;
   private readonly tables = new Map<string, TableState>();
   private closed = false;
+  /** While `close()` waits for the relay under way. */
+  private closing: Promise<void> | undefined;
   private readonly activityTable: string;
   private readonly activitySql: string;
   /** The outbox of change events (SPEC §9). */
@@ -656,6 +658,11 @@ export class PostgresDriver implements StorageDriver {
   }
 
   async close(): Promise<void> {
+    if (this.closed) return;
+    this.closing ??= this.relay.idle();
+    // The changes of the last writes are numbered before the pool goes (else the next relay of
+    // any instance numbers them).
+    await this.closing;
     if (this.closed) return;
     this.closed = true;
     this.tables.clear();

@@ -275,6 +275,12 @@ export class OutboxRelay {
     return this.next;
   }
 
+  /** Resolves once no relay runs or waits (whether they succeeded or not). */
+  async idle(): Promise<void> {
+    while (this.running !== undefined || this.next !== undefined)
+      await (this.next ?? this.running)?.catch(() => undefined);
+  }
+
   /** Raises the counter value known to be below every future seq. */
   observe(last: number): void {
     if (last > this.seen) this.seen = last;
