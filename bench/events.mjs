@@ -185,6 +185,11 @@ async function throughput(shop, label, store) {
         ratio: spread(runs.on.map((run, i) => run.rps / runs.off[i].rps)),
         ratioSubscribed: spread(runs.subscribed.map((run, i) => run.rps / runs.off[i].rps)),
         p99: { on: median(runs.on.map((r) => r.p99)), off: median(runs.off.map((r) => r.p99)) },
+        // The service process only (PostgreSQL's own CPU is not in it).
+        cpuUs: {
+          on: median(runs.on.map((r) => r.cpuUsPerRequest)),
+          off: median(runs.off.map((r) => r.cpuUsPerRequest)),
+        },
         errors: [...runs.on, ...runs.off, ...runs.subscribed].reduce(
           (sum, run) => sum + run.non2xx + run.errors + run.timeouts,
           0,
@@ -296,13 +301,13 @@ async function withPostgres(fn) {
 
 function throughputTable(result) {
   const lines = [
-    '| operation | events off (req/s) | events on (req/s) | on ÷ off | on, 1 subscriber (req/s) | on with subscriber ÷ off | p99 off / on (ms) |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| operation | events off (req/s) | events on (req/s) | on ÷ off | on, 1 subscriber (req/s) | on with subscriber ÷ off | p99 off / on (ms) | service CPU off / on (µs/req) |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const id of ['post', 'patch']) {
     const r = result[id];
     lines.push(
-      `| ${r.label} | ${fmtSpread(r.off)} | ${fmtSpread(r.on)} | ${fmtSpread(r.ratio, 2)} | ${fmtSpread(r.subscribed)} | ${fmtSpread(r.ratioSubscribed, 2)} | ${fmt(r.p99.off, 1)} / ${fmt(r.p99.on, 1)} |`,
+      `| ${r.label} | ${fmtSpread(r.off)} | ${fmtSpread(r.on)} | ${fmtSpread(r.ratio, 2)} | ${fmtSpread(r.subscribed)} | ${fmtSpread(r.ratioSubscribed, 2)} | ${fmt(r.p99.off, 1)} / ${fmt(r.p99.on, 1)} | ${fmt(r.cpuUs.off)} / ${fmt(r.cpuUs.on)} |`,
     );
   }
   return lines.join('\n');
