@@ -488,7 +488,7 @@ export class PostgresDriver implements StorageDriver {
         ],
         rowMode: 'array',
       });
-      this.emit(result.rows[0] as Row | undefined);
+      this.emit(result.rows[0] as Row | undefined, drafts, now);
     } catch (error) {
       if (sqlState(error) !== '23505') throw error;
       const index = await this.duplicateIndex(state, records).catch(() => undefined);
@@ -543,7 +543,7 @@ export class PostgresDriver implements StorageDriver {
         row = (await this.run(query(drafts))).rows[0] as Row | undefined;
       }
       if (row === undefined) return { status: 'conflict' };
-      this.emit(row.slice(1));
+      this.emit(row.slice(1), drafts, now);
       return { status: 'updated', version: Number(row[0]) };
     } catch (error) {
       if (sqlState(error) === '23505') return { status: 'duplicate' };
@@ -586,10 +586,10 @@ export class PostgresDriver implements StorageDriver {
         values: [...PostgresOutbox.params(drafts), state.descriptor.entity, now],
         rowMode: 'array',
       });
-      return { stored, appended: appended.rows[0] as Row | undefined };
+      return { stored, drafts, appended: appended.rows[0] as Row | undefined };
     });
     if (deleted === undefined) return undefined;
-    this.emit(deleted.appended);
+    this.emit(deleted.appended, deleted.drafts, now);
     return deleted.stored;
   }
 
@@ -736,11 +736,11 @@ export class PostgresDriver implements StorageDriver {
   }
 
   /**
-   * After a write committed: has its changes (the arrivals its statement returned, `row[0]`)
-   * relayed, which tells the watchers of `changes` once they have their seqs.
+   * After a write committed: has its changes `drafts` (appended as the arrivals its statement
+   * returned, `row[0]`) relayed, which tells the watchers of `changes` once they have their seqs.
    */
-  private emit(row: Row | undefined): void {
-    this.relay.committed(toArrivals(row?.[0]));
+  private emit(row: Row | undefined, drafts: readonly ChangeDraft[], now: number): void {
+    this.relay.committed(toArrivals(row?.[0]), drafts, now);
   }
 
   /** Runs `fn` in a transaction on one client, all of it again on serialization failures and deadlocks. */
@@ -887,7 +887,7 @@ export class PostgresDriver implements StorageDriver {
   ${insertTouch}
   RETURNING 1
 ), ${appendAfterTouch(n + 3, `$${n + 1}`, `$${n + 2}`)}
-SELECT array_agg("arrival") FROM "_eg_events"`
+SELECT string_agg("arrival"::TEXT, ',' ORDER BY "arrival") FROM "_eg_events"`
         : `
 ${insertTouch}`
     }`;
@@ -905,7 +905,7 @@ ${insertTouch}`
 )${
       events
         ? `, ${appendAfterTouch(n + 4 + k, `$${n + 3 + k}`, `$${n + 1}`)}
-SELECT ${version}, (SELECT array_agg("arrival") FROM "_eg_events") FROM "_eg_updated"`
+SELECT ${version}, (SELECT string_agg("arrival"::TEXT, ',' ORDER BY "arrival") FROM "_eg_events") FROM "_eg_updated"`
         : `
 SELECT ${version} FROM "_eg_updated"`
     }`;

@@ -62,7 +62,7 @@ export class PostgresOutbox {
     this.queueTable = qualify(schema, EVENT_QUEUE_TABLE);
     this.seqTable = qualify(schema, EVENT_SEQ_TABLE);
     this.appendSql = `WITH ${this.appendCtes({ ids: '$1', ops: '$2', records: '$3', entity: '$4', now: '$5' })}
-SELECT array_agg("arrival") FROM "_eg_events"`;
+SELECT string_agg("arrival"::TEXT, ',' ORDER BY "arrival") FROM "_eg_events"`;
     const columns = `"seq", "entity", "record_id", "op", "record", "time_ms"`;
     this.readSql = `SELECT ${columns} FROM ${this.eventsTable}
  WHERE "seq" > $1 ORDER BY "seq" LIMIT $2`;
@@ -95,9 +95,9 @@ WITH "_eg_x" AS (
   UPDATE ${this.seqTable} SET "last" = "last" + (SELECT count(*) FROM "_eg_moved")
    WHERE "id" = 1 AND EXISTS (SELECT 1 FROM "_eg_moved")
 )
-SELECT ${columns}, "arrival", "xact" FROM "_eg_numbered" ORDER BY "seq";
+SELECT "seq", "arrival", "xact" FROM "_eg_numbered" ORDER BY "seq";
 COMMIT`;
-    this.lookupSql = `SELECT ${columns}, "arrival" FROM ${this.eventsTable}
+    this.lookupSql = `SELECT "seq", "arrival" FROM ${this.eventsTable}
  WHERE "seq" > $1 AND "arrival" = ANY($2::BIGINT[]) ORDER BY "seq"`;
   }
 
@@ -109,7 +109,8 @@ COMMIT`;
   /**
    * A CTE `"_eg_events"` that appends changes to the queue once `guard` (a CTE with a row only
    * when the write happened) has a row, in the order of the arrays, and returns their arrivals.
-   * Parameters: TEXT[] of ids, ops and records (JSON text), the entity and the time.
+   * Parameters: TEXT[] of ids and ops, the records as one JSON array (the text of each element is
+   * kept as it is), the entity and the time.
    */
   appendCtes(
     p: {
@@ -123,10 +124,11 @@ COMMIT`;
   ): string {
     return `"_eg_events" AS (
   INSERT INTO ${this.queueTable} ("entity", "record_id", "op", "record", "time_ms")
-  SELECT ${p.entity}::TEXT, "_eg_e"."id", "_eg_e"."op", "_eg_e"."record", ${p.now}::BIGINT
-    FROM unnest(${p.ids}::TEXT[], ${p.ops}::TEXT[], ${p.records}::TEXT[]) WITH ORDINALITY AS "_eg_e"("id", "op", "record", "n")${
-      guard === undefined ? '' : `\n   WHERE EXISTS (SELECT 1 FROM ${guard})`
-    }
+  SELECT ${p.entity}::TEXT, "_eg_e"."id", "_eg_e"."op", "_eg_e"."record"::TEXT, ${p.now}::BIGINT
+    FROM ROWS FROM (unnest(${p.ids}::TEXT[]), unnest(${p.ops}::TEXT[]), json_array_elements(${p.records}::JSON))
+      WITH ORDINALITY AS "_eg_e"("id", "op", "record", "n")${
+        guard === undefined ? '' : `\n   WHERE EXISTS (SELECT 1 FROM ${guard})`
+      }
    ORDER BY "_eg_e"."n"
   RETURNING "arrival"
 )`;
@@ -171,17 +173,20 @@ ON CONFLICT ("id") DO NOTHING`,
     ];
   }
 
-  /** The parameters of `appendCtes` for `drafts` (all of one entity). */
-  static params(drafts: readonly ChangeDraft[]): [string[], string[], string[]] {
+  /**
+   * The parameters of `appendCtes` for `drafts` (all of one entity). The records are JSON texts
+   * already: joined into one array they go without the escaping of an array parameter.
+   */
+  static params(drafts: readonly ChangeDraft[]): [string[], string[], string] {
     return [
       drafts.map((draft) => draft.id),
       drafts.map((draft) => draft.op),
-      drafts.map((draft) => draft.record),
+      `[${drafts.map((draft) => draft.record).join(',')}]`,
     ];
   }
 }
 
-/** A row of `readSql` (and of the relay and look-up, which add columns) as a stored change. */
+/** A row of `readSql` as a stored change. */
 export function toChange(row: readonly unknown[]): StoredChange {
   return {
     seq: Number(row[0]),
@@ -200,10 +205,10 @@ export function toBounds(row: readonly unknown[] | undefined): ChangeBounds {
   return { last, first };
 }
 
-/** The arrivals a write's statement returned (`array_agg("arrival")`), as numbers. */
+/** The arrivals a write's statement returned (`string_agg` of them, in order), as numbers. */
 export function toArrivals(value: unknown): number[] {
-  if (!Array.isArray(value)) return [];
-  return value.map(Number);
+  if (typeof value !== 'string' || value === '') return [];
+  return value.split(',').map(Number);
 }
 
 /** What the relay needs of the driver. */
@@ -222,6 +227,9 @@ export interface RelayHost {
 
 /** An own change waiting for its seq. */
 interface Waiting {
+  readonly draft: ChangeDraft;
+  /** The write's time. */
+  readonly time: number;
   /** A seq below the one the change will get (the counter some time before its commit). */
   readonly above: number;
   /** The number of the last relay that started before the commit. */
@@ -249,10 +257,16 @@ export class OutboxRelay {
     private readonly host: RelayHost,
   ) {}
 
-  /** Notes that this process committed the changes of `arrivals`, and relays them soon. */
-  committed(arrivals: readonly number[]): void {
+  /**
+   * Notes that this process committed `drafts` at `time`, appended as `arrivals` (in the same
+   * order), and relays them soon.
+   */
+  committed(arrivals: readonly number[], drafts: readonly ChangeDraft[], time: number): void {
     if (arrivals.length === 0) return;
-    for (const arrival of arrivals) this.waiting.set(arrival, { above: this.seen, relay: this.relays, lookups: 0 });
+    const above = this.seen;
+    const relay = this.relays;
+    for (let i = 0; i < arrivals.length && i < drafts.length; i++)
+      this.waiting.set(arrivals[i]!, { draft: drafts[i]!, time, above, relay, lookups: 0 });
     // A failure is retried by the next write or read (and the hub polls).
     this.relay().catch(() => undefined);
   }
@@ -300,15 +314,10 @@ export class OutboxRelay {
       const rows = await this.host.relay(this.outbox.relaySql);
       if (rows.length === 0) break;
       moved += rows.length;
-      const changes = rows.map(toChange);
-      const lastSeq = changes.at(-1)!.seq;
+      const lastSeq = Number(rows.at(-1)![0]);
       this.observe(lastSeq);
-      const own: StoredChange[] = [];
-      for (let i = 0; i < rows.length; i++) {
-        if (this.waiting.delete(Number(rows[i]![6]))) own.push(changes[i]!);
-      }
-      this.host.moved(own, lastSeq);
-      const transactions = new Set(rows.map((row) => String(row[7]))).size;
+      this.host.moved(this.own(rows), lastSeq);
+      const transactions = new Set(rows.map((row) => String(row[2]))).size;
       if (transactions < RELAY_TRANSACTIONS) break;
     }
     if (this.waiting.size > 0) await this.lookUp(relay);
@@ -332,14 +341,24 @@ export class OutboxRelay {
       values: [above, arrivals],
       rowMode: 'array',
     });
-    const rows = result.rows as Row[];
-    const own: StoredChange[] = [];
-    for (const row of rows) {
-      if (this.waiting.delete(Number(row[6]))) own.push(toChange(row));
-    }
+    const own = this.own(result.rows as Row[]);
     for (const [arrival, waiting] of looked) {
       if (this.waiting.has(arrival) && ++waiting.lookups >= LOOKUPS) this.waiting.delete(arrival);
     }
     if (own.length > 0) this.host.moved(own, undefined);
+  }
+
+  /** The own changes among `rows` (seq, arrival, … in seq order), no longer waiting. */
+  private own(rows: readonly Row[]): StoredChange[] {
+    const own: StoredChange[] = [];
+    if (this.waiting.size === 0) return own;
+    for (const row of rows) {
+      const arrival = Number(row[1]);
+      const waiting = this.waiting.get(arrival);
+      if (waiting === undefined) continue;
+      this.waiting.delete(arrival);
+      own.push({ ...waiting.draft, seq: Number(row[0]), timeUnix: waiting.time });
+    }
+    return own;
   }
 }
