@@ -630,6 +630,7 @@ if (url === undefined || url === '') {
         await again.open([ITEMS]);
         expect(await again.changes.bounds()).toEqual({ first: 1, last: 2 });
         await again.update(ITEMS, ['a'], { id: 'a', qty: 1 }, 1, 2000);
+        expect((await again.changes.bounds()).last).toBe(3);
         await previousWrite(old, 'old-1');
         await Promise.all([
           ...Array.from({ length: 20 }, (_, i) => again.insert(ITEMS, [{ id: `new-${i}` }], 3000)),

@@ -53,6 +53,7 @@ import {
   expectedColumns,
   qualify,
   quoteIdent,
+  quoteLiteral,
   shortHash,
 } from './schema.js';
 import { driverTypes } from './types.js';
@@ -467,21 +468,23 @@ export class PostgresDriver implements StorageDriver {
       const keys = records.map((r) => keyString(state, r));
       order.sort((a, b) => (keys[a]! < keys[b]! ? -1 : keys[a]! > keys[b]! ? 1 : a - b));
     }
-    const arrays: (string | null)[][] = columns.map(() => new Array<string | null>(records.length));
-    for (let n = 0; n < order.length; n++) {
-      const record = records[order[n]!]!;
-      for (let c = 0; c < columns.length; c++) {
-        arrays[c]![n] = toText(state.descriptor.table, columns[c]!, record[columns[c]!.name]);
-      }
-    }
+    // Each record as JSON once: the rows of the statement (in key order) and the records of
+    // their events (in request order).
+    const tableName = state.descriptor.table;
+    const texts = records.map((record) => {
+      for (const column of columns) checkValue(tableName, column, record[column.name]);
+      return JSON.stringify(record);
+    });
+    const rows = `[${order.map((i) => texts[i]).join(',')}]`;
     const drafter = state.drafter;
-    const drafts = drafter === undefined ? [] : records.map((r) => drafter.draft('created', r));
+    const drafts =
+      drafter === undefined ? [] : records.map((r, i) => drafter.draft('created', r, texts[i]));
     try {
       const result = await this.run({
         name: statementName(state.insert),
         text: state.insert,
         values: [
-          ...arrays,
+          rows,
           state.descriptor.entity,
           now,
           ...(drafter === undefined ? [] : PostgresOutbox.params(drafts)),
@@ -868,25 +871,32 @@ export class PostgresDriver implements StorageDriver {
         '"_eg_touch"',
       );
 
-    // $1…$n: one TEXT[] per column; $n+1: entity; $n+2: now; with events, $n+3…$n+5 their arrays.
-    const input = columns.map((_, i) => `"_${i + 1}"`);
+    // $1: the records as one JSON array, read as rows of the table's type (each column from the
+    // member of its name; fixed columns are literals); $2: entity; $3: now; with events, $4…$6
+    // their parameters.
     const insertTouch = touch(
       'last_create_ms',
       `(SELECT count(*) AS "n" FROM "_eg_rows") AS "_eg_count" WHERE "_eg_count"."n" > 0`,
-      `$${n + 1}`,
-      `$${n + 2}`,
+      '$2',
+      '$3',
     );
     const insert = `WITH "_eg_rows" AS (
   INSERT INTO ${tableSql} (${[...names, created, updated, version].join(', ')})
-  SELECT ${columns.map((c, i) => `"_eg_input".${input[i]}::${castType(c.kind)}`).join(', ')}, $${n + 2}::BIGINT, $${n + 2}::BIGINT, 1
-    FROM unnest(${columns.map((_, i) => `$${i + 1}::TEXT[]`).join(', ')}) AS "_eg_input"(${input.join(', ')})
+  SELECT ${columns
+    .map((c) =>
+      c.fixed === undefined
+        ? `"_eg_input".${quoteIdent(c.name)}`
+        : `${quoteLiteral(c.fixed)}::${castType(c.kind)}`,
+    )
+    .join(', ')}, $3::BIGINT, $3::BIGINT, 1
+    FROM json_populate_recordset(NULL::${tableSql}, $1::JSON) AS "_eg_input"
   RETURNING 1
 )${
       events
         ? `, "_eg_touch" AS (
   ${insertTouch}
   RETURNING 1
-), ${appendAfterTouch(n + 3, `$${n + 1}`, `$${n + 2}`)}
+), ${appendAfterTouch(4, '$2', '$3')}
 SELECT string_agg("arrival"::TEXT, ',' ORDER BY "arrival") FROM "_eg_events"`
         : `
 ${insertTouch}`
@@ -1058,6 +1068,29 @@ function valueOf(column: ColumnDescriptor, record: StoredFields): unknown {
 /** A field value as a bound parameter (pg sends it as text; the statement gives its type). */
 function toParam(table: string, column: ColumnDescriptor, value: unknown): unknown {
   return toText(table, column, value);
+}
+
+/**
+ * Rejects a value `toText` would reject (the JSON of an insert would carry it as something else:
+ * `NaN` as null, a string as a boolean).
+ */
+function checkValue(table: string, column: ColumnDescriptor, value: unknown): void {
+  if (value === undefined || value === null || column.fixed !== undefined) return;
+  switch (column.kind) {
+    case 'boolean':
+      if (typeof value !== 'boolean') {
+        throw new TypeError(`${table}.${column.name}: expected a boolean, got ${typeof value}`);
+      }
+      return;
+    case 'integer':
+    case 'double':
+      if (typeof value === 'number' && !Number.isFinite(value)) {
+        throw new TypeError(`${table}.${column.name}: expected a finite number, got ${value}`);
+      }
+      return;
+    default:
+      return;
+  }
 }
 
 /** A field value as the text PostgreSQL parses for the column's type, or NULL. */
