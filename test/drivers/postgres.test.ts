@@ -224,6 +224,44 @@ if (url === undefined || url === '') {
       expect(count).toBe(0);
     });
 
+    it('inserts 70 000 records (more values than a statement could bind) in one call, with their events in request order; a repeat inside such a list inserts nothing', async () => {
+      const big = newSchema();
+      const bulk = driverFor(big);
+      try {
+        await bulk.open([ITEMS]);
+        // Not in key order: the rows go in key order, their events in the order given.
+        const records = Array.from({ length: 70_000 }, (_, i) => ({
+          id: `big-${String(69_999 - i).padStart(5, '0')}`,
+          qty: i,
+          at: '2024-02-29T23:30:00.123Z',
+          day: '2024-02-29',
+          price: `${i}.10`,
+          doc: { i, quote: `"'\\ ${i}` },
+        }));
+        await bulk.insert(ITEMS, records, 10);
+        expect(await bulk.count(ITEMS, { filters: [] })).toBe(70_000);
+        expect((await bulk.get(ITEMS, ['big-00000']))?.record).toStrictEqual(records[69_999]);
+        const log: string[] = [];
+        for (let after = 0; ;) {
+          const page = await bulk.changes.read(after, 5000);
+          if (page.length === 0) break;
+          log.push(...page.map((c) => c.id));
+          after = page.at(-1)!.seq;
+        }
+        expect(log).toEqual(records.map((r) => r.id));
+
+        const repeat = Array.from({ length: 70_000 }, (_, i) => ({ id: `again-${i}` }));
+        repeat[69_000] = { id: 'again-12' };
+        const error = await bulk.insert(ITEMS, repeat, 11).catch((e: unknown) => e);
+        expect(isDuplicateKeyError(error)).toBe(true);
+        expect(error).toMatchObject({ table: 'items', index: 69_000 });
+        expect(await bulk.get(ITEMS, ['again-0'])).toBeUndefined();
+        expect((await bulk.changes.bounds()).last).toBe(70_000);
+      } finally {
+        await bulk.close();
+      }
+    });
+
     it('concurrent inserts of the same key from several drivers: exactly one succeeds', async () => {
       const others = [driverFor(schema), driverFor(schema), driverFor(schema)];
       try {
