@@ -113,11 +113,13 @@ type Row = unknown[];
  *   columns `_eg_created_ms`, `_eg_updated_ms`, `_eg_version`; `_eg_activity` holds each
  *   entity's last write times and is updated by the same statement as the write.
  * - Every write is ONE statement (data-modifying CTE), hence atomic without an explicit
- *   transaction and one round trip: insert of a list via `unnest` of one array per column,
- *   update with a version check, delete with RETURNING. The change events (outbox.ts) are part
- *   of that statement; only a delete and a rename, whose events hold the record as it was, run
- *   two statements in a transaction. Fixed statements are named prepared
- *   statements; values are always bound parameters.
+ *   transaction and one round trip: insert of a list as one JSON array parameter read by
+ *   `json_populate_recordset` (any number of records, no bind-parameter limit), update with a
+ *   version check, delete with RETURNING. Appending the change events to the outbox's queue
+ *   (outbox.ts) is part of that statement; only a delete and a rename, whose events hold the
+ *   record as it was, run two statements in a transaction. After the commit the outbox relay
+ *   numbers the changes. Fixed statements are named prepared statements; values are always bound
+ *   parameters.
  * - Duplicate keys are found by the primary key (SQLSTATE 23505), so concurrent inserts from
  *   several instances are safe. Serialization failures and deadlocks are retried.
  * - Lost, refused or timed-out connections and server shutdowns become
