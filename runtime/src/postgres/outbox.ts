@@ -251,6 +251,8 @@ export class OutboxRelay {
   private readonly waiting = new Map<number, Waiting>();
   /** Relays started so far. */
   private relays = 0;
+  /** Whether this process queued changes since the last relay started (no need to look first). */
+  private queued = false;
 
   constructor(
     private readonly outbox: PostgresOutbox,
@@ -267,6 +269,7 @@ export class OutboxRelay {
     const relay = this.relays;
     for (let i = 0; i < arrivals.length && i < drafts.length; i++)
       this.waiting.set(arrivals[i]!, { draft: drafts[i]!, time, above, relay, lookups: 0 });
+    this.queued = true;
     // A failure is retried by the next write or read (and the hub polls).
     this.relay().catch(() => undefined);
   }
@@ -304,13 +307,19 @@ export class OutboxRelay {
   private async run(): Promise<number> {
     const relay = ++this.relays;
     let moved = 0;
-    for (;;) {
-      const pending = await this.host.query({
-        name: `eg_${shortHash(this.outbox.pendingSql, 24)}`,
-        text: this.outbox.pendingSql,
-        rowMode: 'array',
-      });
-      if ((pending.rows[0] as Row | undefined)?.[0] !== true) break;
+    // After own commits the queue holds rows (unless another process's relay took them, which
+    // costs an empty relay); otherwise a look first, so an idle relay takes no lock.
+    let look = !this.queued;
+    this.queued = false;
+    for (; ; look = true) {
+      if (look) {
+        const pending = await this.host.query({
+          name: `eg_${shortHash(this.outbox.pendingSql, 24)}`,
+          text: this.outbox.pendingSql,
+          rowMode: 'array',
+        });
+        if ((pending.rows[0] as Row | undefined)?.[0] !== true) break;
+      }
       const rows = await this.host.relay(this.outbox.relaySql);
       if (rows.length === 0) break;
       moved += rows.length;
