@@ -5,7 +5,7 @@
 //   node bench/events.mjs --quick    1 round of 0.7 s, latency over 3 s (< 1 minute)
 //
 // Options: --rounds=N --seconds=S --latency-seconds=S --rate=N (writes/s of the latency run),
-// --no-pg (SQLite only).
+// --no-pg (SQLite only), --no-sqlite (PostgreSQL only).
 //
 // 1. Write throughput with events on vs off: the generated shop service (bench/output/shop, built
 //    as by bench/run.mjs), started twice — `EVENTS=on` (default) and `EVENTS=off` — on fresh
@@ -51,6 +51,7 @@ import { fmt, fmtSpread, median, percentile, spread } from './lib/stats.mjs';
 const argv = process.argv.slice(2);
 const QUICK = argv.includes('--quick');
 const NO_PG = argv.includes('--no-pg');
+const NO_SQLITE = argv.includes('--no-sqlite');
 const option = (name) => {
   const found = argv.find((a) => a.startsWith(`--${name}=`));
   if (found === undefined) return undefined;
@@ -60,7 +61,7 @@ const option = (name) => {
 };
 for (const arg of argv) {
   if (
-    !['--quick', '--no-pg'].includes(arg) &&
+    !['--quick', '--no-pg', '--no-sqlite'].includes(arg) &&
     !/^--(rounds|seconds|latency-seconds|rate)=/.test(arg)
   )
     throw new Error(`Unknown option ${arg}; see the header of bench/events.mjs`);
@@ -184,6 +185,11 @@ async function throughput(shop, label, store) {
         ratio: spread(runs.on.map((run, i) => run.rps / runs.off[i].rps)),
         ratioSubscribed: spread(runs.subscribed.map((run, i) => run.rps / runs.off[i].rps)),
         p99: { on: median(runs.on.map((r) => r.p99)), off: median(runs.off.map((r) => r.p99)) },
+        // The service process only (PostgreSQL's own CPU is not in it).
+        cpuUs: {
+          on: median(runs.on.map((r) => r.cpuUsPerRequest)),
+          off: median(runs.off.map((r) => r.cpuUsPerRequest)),
+        },
         errors: [...runs.on, ...runs.off, ...runs.subscribed].reduce(
           (sum, run) => sum + run.non2xx + run.errors + run.timeouts,
           0,
@@ -295,13 +301,13 @@ async function withPostgres(fn) {
 
 function throughputTable(result) {
   const lines = [
-    '| operation | events off (req/s) | events on (req/s) | on ÷ off | on, 1 subscriber (req/s) | on with subscriber ÷ off | p99 off / on (ms) |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| operation | events off (req/s) | events on (req/s) | on ÷ off | on, 1 subscriber (req/s) | on with subscriber ÷ off | p99 off / on (ms) | service CPU off / on (µs/req) |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const id of ['post', 'patch']) {
     const r = result[id];
     lines.push(
-      `| ${r.label} | ${fmtSpread(r.off)} | ${fmtSpread(r.on)} | ${fmtSpread(r.ratio, 2)} | ${fmtSpread(r.subscribed)} | ${fmtSpread(r.ratioSubscribed, 2)} | ${fmt(r.p99.off, 1)} / ${fmt(r.p99.on, 1)} |`,
+      `| ${r.label} | ${fmtSpread(r.off)} | ${fmtSpread(r.on)} | ${fmtSpread(r.ratio, 2)} | ${fmtSpread(r.subscribed)} | ${fmtSpread(r.ratioSubscribed, 2)} | ${fmt(r.p99.off, 1)} / ${fmt(r.p99.on, 1)} | ${fmt(r.cpuUs.off)} / ${fmt(r.cpuUs.on)} |`,
     );
   }
   return lines.join('\n');
@@ -372,7 +378,7 @@ async function main() {
       platform: `${os.type()} ${os.release()}`,
       sqliteSynchronous: process.env.SQLITE_SYNCHRONOUS ?? 'FULL',
     },
-    sqlite: await section('sqlite', sqliteStore),
+    sqlite: NO_SQLITE ? { skipped: '--no-sqlite' } : await section('sqlite', sqliteStore),
     postgres: await withPostgres((store) => section('postgres', store)),
   };
   const markdown = report(results);
