@@ -253,8 +253,6 @@ export class OutboxRelay {
   private relays = 0;
   /** Whether this process queued changes since the last relay started (no need to look first). */
   private queued = false;
-  /** Whether a relay after own commits is scheduled already. */
-  private scheduled = false;
 
   constructor(
     private readonly outbox: PostgresOutbox,
@@ -272,14 +270,8 @@ export class OutboxRelay {
     for (let i = 0; i < arrivals.length && i < drafts.length; i++)
       this.waiting.set(arrivals[i]!, { draft: drafts[i]!, time, above, relay, lookups: 0 });
     this.queued = true;
-    // After the other callbacks of this turn of the event loop (commits that completed together
-    // share the relay). A failure is retried by the next write or read (and the hub polls).
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      this.relay().catch(() => undefined);
-    });
+    // A failure is retried by the next write or read (and the hub polls).
+    this.relay().catch(() => undefined);
   }
 
   /** A relay that starts after this call (the running one may have missed recent commits). */
@@ -300,9 +292,8 @@ export class OutboxRelay {
     return this.next;
   }
 
-  /** Resolves once no relay runs, waits or is scheduled (whether they succeeded or not). */
+  /** Resolves once no relay runs or waits (whether they succeeded or not). */
   async idle(): Promise<void> {
-    if (this.scheduled) await new Promise((resolve) => setImmediate(resolve));
     while (this.running !== undefined || this.next !== undefined)
       await (this.next ?? this.running)?.catch(() => undefined);
   }
