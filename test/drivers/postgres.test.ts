@@ -10,7 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { StorageDriver, TableDescriptor } from '../../runtime/src/driver.js';
 import {
   isDuplicateKeyError,
@@ -538,12 +538,14 @@ if (url === undefined || url === '') {
       const problems: string[] = [];
       const following = (async () => {
         for (;;) {
+          // Whether the writes had all returned before this read began (not after it).
+          const done = !writing;
           const page = await reader.changes.read(followed, 200);
           for (const change of page) {
             if (change.seq !== followed + 1) problems.push(`${followed} then ${change.seq}`);
             followed = change.seq;
           }
-          if (!writing && page.length === 0) return;
+          if (done && page.length === 0) return;
         }
       })();
       /** What each writer task did, in its order: per record, created, updated…, deleted. */
@@ -601,11 +603,18 @@ if (url === undefined || url === '') {
           }
           expect(rest).toEqual(log.slice(after).map((c) => c.seq));
         }
-        // Each writer's watchers heard its own changes, with the seqs the log gives them.
+        // Each writer's watchers heard its own changes, with the seqs the log gives them: soon
+        // after the writes (a writer hears a change once a relay numbered it, which may still be
+        // under way when its last write returns).
         const bySeq = new Map(log.map((c) => [c.seq, `${c.op} ${c.id}`]));
+        await vi.waitFor(
+          () => {
+            for (const own of heard) expect(own.size).toBe(8 * 12 * 4);
+          },
+          { timeout: 10_000, interval: 50 },
+        );
         for (let w = 0; w < writers.length; w++) {
           for (const [seq, line] of heard[w]!) expect(bySeq.get(seq)).toBe(line);
-          expect(heard[w]!.size).toBe(8 * 12 * 4);
         }
       } finally {
         for (const d of [...writers, reader]) await d.close();

@@ -481,6 +481,7 @@ export class PostgresDriver implements StorageDriver {
     const drafter = state.drafter;
     const drafts =
       drafter === undefined ? [] : records.map((r, i) => drafter.draft('created', r, texts[i]));
+    const above = this.relay.mark();
     try {
       const result = await this.run({
         name: statementName(state.insert),
@@ -493,7 +494,7 @@ export class PostgresDriver implements StorageDriver {
         ],
         rowMode: 'array',
       });
-      this.emit(result.rows[0] as Row | undefined, drafts, now);
+      this.emit(result.rows[0] as Row | undefined, drafts, now, above);
     } catch (error) {
       if (sqlState(error) !== '23505') throw error;
       const index = await this.duplicateIndex(state, records).catch(() => undefined);
@@ -522,6 +523,7 @@ export class PostgresDriver implements StorageDriver {
       values: drafter === undefined ? values : [...values, ...PostgresOutbox.params(drafts)],
       rowMode: 'array',
     });
+    const above = this.relay.mark();
     try {
       let row: Row | undefined;
       let drafts: ChangeDraft[] = [];
@@ -548,7 +550,7 @@ export class PostgresDriver implements StorageDriver {
         row = (await this.run(query(drafts))).rows[0] as Row | undefined;
       }
       if (row === undefined) return { status: 'conflict' };
-      this.emit(row.slice(1), drafts, now);
+      this.emit(row.slice(1), drafts, now, above);
       return { status: 'updated', version: Number(row[0]) };
     } catch (error) {
       if (sqlState(error) === '23505') return { status: 'duplicate' };
@@ -580,6 +582,7 @@ export class PostgresDriver implements StorageDriver {
     // The event holds the deleted record, known only once it is deleted: a transaction of two
     // statements.
     const outbox = this.outbox;
+    const above = this.relay.mark();
     const deleted = await this.transaction(async (client) => {
       const row = (await client.query(remove)).rows[0] as Row | undefined;
       if (row === undefined) return undefined;
@@ -594,7 +597,7 @@ export class PostgresDriver implements StorageDriver {
       return { stored, drafts, appended: appended.rows[0] as Row | undefined };
     });
     if (deleted === undefined) return undefined;
-    this.emit(deleted.appended, deleted.drafts, now);
+    this.emit(deleted.appended, deleted.drafts, now, above);
     return deleted.stored;
   }
 
@@ -744,8 +747,13 @@ export class PostgresDriver implements StorageDriver {
    * After a write committed: has its changes `drafts` (appended as the arrivals its statement
    * returned, `row[0]`) relayed, which tells the watchers of `changes` once they have their seqs.
    */
-  private emit(row: Row | undefined, drafts: readonly ChangeDraft[], now: number): void {
-    this.relay.committed(toArrivals(row?.[0]), drafts, now);
+  private emit(
+    row: Row | undefined,
+    drafts: readonly ChangeDraft[],
+    now: number,
+    above: number,
+  ): void {
+    this.relay.committed(toArrivals(row?.[0]), drafts, now, above);
   }
 
   /** Runs `fn` in a transaction on one client, all of it again on serialization failures and deadlocks. */

@@ -260,12 +260,26 @@ export class OutboxRelay {
   ) {}
 
   /**
-   * Notes that this process committed `drafts` at `time`, appended as `arrivals` (in the same
-   * order), and relays them soon.
+   * A seq below every seq a write that starts now can get: take it before the write, and pass it
+   * to `committed` after. (Taken at the commit instead, it could already be above the write's own
+   * seq: another process's relay may number the change, and this process observe a later seq,
+   * before the commit's answer is handled.)
    */
-  committed(arrivals: readonly number[], drafts: readonly ChangeDraft[], time: number): void {
+  mark(): number {
+    return this.seen;
+  }
+
+  /**
+   * Notes that this process committed `drafts` at `time`, appended as `arrivals` (in the same
+   * order), and relays them soon; `above` is the `mark()` taken before the write.
+   */
+  committed(
+    arrivals: readonly number[],
+    drafts: readonly ChangeDraft[],
+    time: number,
+    above: number,
+  ): void {
     if (arrivals.length === 0) return;
-    const above = this.seen;
     const relay = this.relays;
     for (let i = 0; i < arrivals.length && i < drafts.length; i++)
       this.waiting.set(arrivals[i]!, { draft: drafts[i]!, time, above, relay, lookups: 0 });
