@@ -9,6 +9,7 @@ import type {
   ListQuery,
   MigrationScript,
   OpenOptions,
+  RecordTexts,
   StorageDriver,
   StoredChange,
   StoredFields,
@@ -30,6 +31,7 @@ import { quoteIdentifier } from '../sql/dialect.js';
 import { buildCountSql, buildListSql, type BuiltSql } from '../sql/query.js';
 import { decimalSortKey } from './decimal-key.js';
 import { ReadPool, ReaderError } from './readers.js';
+import { rowTexts } from './record-text.js';
 import { DECIMAL_KEY_FUNCTION, DECIMAL_TEXT_FUNCTION, sqliteDialect } from './dialect.js';
 import { resolveSqliteOptions, type SqliteOptions, type SqliteSynchronous } from './options.js';
 import { createEventsTableSql, SqliteOutbox } from './outbox.js';
@@ -120,6 +122,8 @@ export class SqliteDriver implements StorageDriver {
   readonly readers: number;
   /** Time budget of a list or count query in a reader, in milliseconds. */
   readonly queryTimeoutMs: number;
+  /** Page cache (KiB) of each connection running list and count queries. */
+  readonly cacheSizeKiB: number;
 
   /** The outbox of change events (SPEC §9). */
   readonly changes: ChangeFeed;
@@ -151,6 +155,7 @@ export class SqliteDriver implements StorageDriver {
     // An in-memory database exists only in its own connection: it is read on the main thread.
     this.readers = this.memory ? 0 : resolved.readers;
     this.queryTimeoutMs = resolved.queryTimeoutMs;
+    this.cacheSizeKiB = resolved.cacheSizeKiB;
     const run = <T>(fn: (outbox: SqliteOutbox) => T): Promise<T> => {
       try {
         return Promise.resolve(fn(this.openOutbox()));
@@ -305,6 +310,22 @@ export class SqliteDriver implements StorageDriver {
     }
   }
 
+  async listTexts(table: TableDescriptor, query: ListQuery, keep: number): Promise<RecordTexts> {
+    try {
+      const state = this.state(table);
+      const { sql, params } = this.listSql(table, query);
+      const pool = this.readPool();
+      const { shape } = state.layout;
+      const { texts, row } =
+        pool === undefined
+          ? rowTexts(shape, this.cached(sql, true).all(params) as Row[], keep)
+          : await pool.texts(sql, params as unknown[], shape, keep);
+      return { texts, kept: row === undefined ? undefined : toStored(state.layout, row) };
+    } catch (error) {
+      throw mapError(error);
+    }
+  }
+
   async count(table: TableDescriptor, query: CountQuery): Promise<number> {
     try {
       this.state(table);
@@ -397,6 +418,7 @@ export class SqliteDriver implements StorageDriver {
       this.busyTimeoutMs,
       this.readers,
       this.queryTimeoutMs,
+      this.cacheSizeKiB,
     );
     return this.pool;
   }
@@ -452,6 +474,8 @@ export class SqliteDriver implements StorageDriver {
     try {
       if (!this.memory) db.pragma('journal_mode = WAL');
       db.pragma(`synchronous = ${this.synchronous}`);
+      // Without readers, lists and counts run here: this connection gets their page cache.
+      if (this.readers === 0) db.pragma(`cache_size = ${-this.cacheSizeKiB}`);
       db.function(DECIMAL_KEY_FUNCTION, { deterministic: true }, (value: unknown) =>
         typeof value === 'string' || typeof value === 'number'
           ? (decimalSortKey(value) ?? null)
