@@ -308,9 +308,18 @@ class RetryingOpenDriver implements StorageDriver {
       },
       watch: (listener) => feed.watch(listener),
     };
+    const listTexts = inner.listTexts;
+    // Offered only when the driver has it: the list handler falls back to list() otherwise.
+    this.listTexts =
+      listTexts &&
+      ((table, query, keep) => {
+        this.check();
+        return listTexts.call(inner, table, query, keep);
+      });
   }
 
   readonly changes: ChangeFeed | undefined;
+  readonly listTexts: StorageDriver['listTexts'];
 
   get dialect(): string {
     return this.inner.dialect;
