@@ -223,3 +223,47 @@ describe.each([
     }
   });
 });
+
+describe('where a list runs', () => {
+  it('a page a composite index bounds runs on the main connection, any other list in a reader', async () => {
+    const file = join(dir, 'where.db');
+    const table: TableDescriptor = {
+      ...TABLE,
+      columns: TABLE.columns.filter((c) => c.name !== '__proto__'),
+      indexes: [
+        [
+          { column: 'on', descending: false },
+          { column: 'price', descending: true },
+        ],
+      ],
+    };
+    const driver = new SqliteDriver({ filename: file, readers: 1 });
+    await driver.open([table]);
+    const readers = (): unknown => Reflect.get(driver, 'pool');
+    try {
+      await driver.insert(
+        table,
+        [
+          { id: 'a', on: true, price: '2' },
+          { id: 'b', on: true, price: '10' },
+          { id: 'c', on: false, price: '5' },
+        ],
+        1000,
+      );
+      const served: ListQuery = {
+        filters: [{ anyOf: [{ path: ['on'], operator: 'EQUALS', kind: 'boolean', value: true }] }],
+        orderBy: [{ column: 'price', descending: true }],
+        limit: 10,
+        offset: 0,
+      };
+      const { texts } = await driver.listTexts(table, served, 0);
+      expect(texts.map((text) => (JSON.parse(text) as { id: string }).id)).toEqual(['b', 'a']);
+      expect(readers()).toBeUndefined(); // no reader was started for it
+      const sorted: ListQuery = { ...served, orderBy: [{ column: 'id', descending: false }] };
+      expect((await driver.list(table, sorted)).map((s) => s.record['id'])).toEqual(['a', 'b']);
+      expect(readers()).toBeDefined();
+    } finally {
+      await driver.close();
+    }
+  });
+});

@@ -27,6 +27,7 @@ import {
   planMigrationRun,
   type AppliedMigration,
 } from '../migrations.js';
+import { indexBoundsList } from '../indexes.js';
 import { quoteIdentifier } from '../sql/dialect.js';
 import { buildCountSql, buildListSql, type BuiltSql } from '../sql/query.js';
 import { decimalSortKey } from './decimal-key.js';
@@ -46,6 +47,12 @@ import {
 
 type Statement = Database.Statement<unknown[], unknown>;
 type Row = unknown[];
+
+/**
+ * The most index entries (offset + limit, with the look-ahead row) a list served by a composite
+ * index may read on the main connection; a longer one runs in a reader.
+ */
+export const INDEX_PAGE_ROWS = 1001;
 
 /** Upper bound of the cache of list/count statements (keyed by SQL text, least recently used out). */
 const QUERY_CACHE_SIZE = 200;
@@ -298,7 +305,7 @@ export class SqliteDriver implements StorageDriver {
     try {
       const state = this.state(table);
       const { sql, params } = this.listSql(table, query);
-      const pool = this.readPool();
+      const pool = this.listPool(table, query);
       const rows = (
         pool === undefined
           ? this.cached(sql, true).all(params)
@@ -314,7 +321,7 @@ export class SqliteDriver implements StorageDriver {
     try {
       const state = this.state(table);
       const { sql, params } = this.listSql(table, query);
-      const pool = this.readPool();
+      const pool = this.listPool(table, query);
       const { shape } = state.layout;
       const { texts, row } =
         pool === undefined
@@ -410,6 +417,16 @@ export class SqliteDriver implements StorageDriver {
     if (db?.open === true) db.close();
   }
 
+  /**
+   * Where a list runs: in a reader, unless a composite index serves it and bounds what it reads
+   * (`indexBoundsList`): such a page takes about as long as its rows, so the main connection
+   * answers it without a trip to a worker thread and back. Every other list — scans, sorts, deep
+   * offsets, whatever may run long — stays in the readers, off the event loop.
+   */
+  private listPool(table: TableDescriptor, query: ListQuery): ReadPool | undefined {
+    return indexBoundsList(table, query, INDEX_PAGE_ROWS) ? undefined : this.readPool();
+  }
+
   /** The readers of a file database, started on first use after `open`. */
   private readPool(): ReadPool | undefined {
     if (this.readers === 0 || this.db === undefined) return undefined;
@@ -474,8 +491,8 @@ export class SqliteDriver implements StorageDriver {
     try {
       if (!this.memory) db.pragma('journal_mode = WAL');
       db.pragma(`synchronous = ${this.synchronous}`);
-      // Without readers, lists and counts run here: this connection gets their page cache.
-      if (this.readers === 0) db.pragma(`cache_size = ${-this.cacheSizeKiB}`);
+      // Pages an index serves run here (all lists without readers): the lists' page cache.
+      db.pragma(`cache_size = ${-this.cacheSizeKiB}`);
       db.function(DECIMAL_KEY_FUNCTION, { deterministic: true }, (value: unknown) =>
         typeof value === 'string' || typeof value === 'number'
           ? (decimalSortKey(value) ?? null)
