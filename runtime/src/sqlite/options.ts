@@ -21,8 +21,8 @@ export interface SqliteOptions {
   /** Time budget of a list or count query in a reader (default 5000 ms, `QUERY_TIMEOUT_MS`). */
   readonly queryTimeoutMs?: number;
   /**
-   * Page cache, in KiB, of each connection that runs list and count queries: every reader's, or
-   * the main connection's when there are no readers (default 32 768 = 32 MiB,
+   * Page cache, in KiB, of each connection that runs lists: every reader's and the main
+   * connection's (it answers the pages a composite index bounds) (default 32 768 = 32 MiB,
    * `SQLITE_CACHE_SIZE`). A cache holds only pages read, so memory grows with the pages lists
    * touch, up to this much per connection.
    */
@@ -145,11 +145,9 @@ export function resolveSqliteOptions(options: SqliteOptions): Required<Omit<Sqli
   const queryTimeoutMs =
     options.queryTimeoutMs ?? envCount(env, 'QUERY_TIMEOUT_MS', DEFAULT_QUERY_TIMEOUT_MS, 1);
   const cacheSizeKiB =
-    options.cacheSizeKiB ?? envCount(env, 'SQLITE_CACHE_SIZE', DEFAULT_CACHE_SIZE_KIB, 0);
-  if (!Number.isSafeInteger(cacheSizeKiB) || cacheSizeKiB < 0) {
-    throw new Error(
-      `SQLite option cacheSizeKiB must be a non-negative integer, not ${cacheSizeKiB}`,
-    );
+    options.cacheSizeKiB ?? envCount(env, 'SQLITE_CACHE_SIZE', DEFAULT_CACHE_SIZE_KIB, 1);
+  if (!Number.isSafeInteger(cacheSizeKiB) || cacheSizeKiB < 1) {
+    throw new Error(`SQLite option cacheSizeKiB must be a positive integer, not ${cacheSizeKiB}`);
   }
   return {
     filename: options.filename,
