@@ -374,7 +374,8 @@ async function sqliteSection() {
       for (const id of httpOps) {
         const runs = await interleave(servers, operations[id], {
           rounds: MODE.rounds,
-          sample: id === 'get' ? (server) => sampleRss(server.pid) : undefined,
+          // The page's peak RSS shows what the readers' page caches (SQLITE_CACHE_SIZE) add.
+          sample: id === 'get' || id === 'list' ? (server) => sampleRss(server.pid) : undefined,
         });
         http[id] = {
           label: operations[id].label,

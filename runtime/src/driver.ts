@@ -74,6 +74,14 @@ export interface StoredRecord<TRecord = StoredFields> {
   readonly updatedAt: number;
 }
 
+/** Records as JSON texts (`StorageDriver.listTexts`). */
+export interface RecordTexts {
+  /** `JSON.stringify(stored.record)` of each record, in list order. */
+  readonly texts: readonly string[];
+  /** The stored record at the index asked for, if the list reached it. */
+  readonly kept: StoredRecord | undefined;
+}
+
 /** Outcome of a conditional update. */
 export type UpdateResult =
   | { readonly status: 'updated'; readonly version: number }
@@ -261,6 +269,12 @@ export interface StorageDriver {
   ): Promise<StoredRecord | undefined>;
   /** Lists records matching the query, in its order, with the key as the final tie-break. */
   list(table: TableDescriptor, query: ListQuery): Promise<StoredRecord[]>;
+  /**
+   * Optional: `list()` with each record as its JSON text — exactly `JSON.stringify(stored.record)`
+   * — and the stored record at index `keep` (when the list has one), so a page is answered
+   * without building every record. The list handler uses it when present.
+   */
+  listTexts?(table: TableDescriptor, query: ListQuery, keep: number): Promise<RecordTexts>;
   /** Counts the records matching the query's filters. */
   count(table: TableDescriptor, query: CountQuery): Promise<number>;
   /** Returns the last create, update and delete time of each entity that has one. */

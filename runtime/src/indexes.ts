@@ -7,7 +7,7 @@
  * sort step, and a keyset cursor seeks into it.
  */
 import { createHash } from 'node:crypto';
-import type { ColumnDescriptor, TableDescriptor } from './driver.js';
+import type { ColumnDescriptor, ListQuery, TableDescriptor } from './driver.js';
 
 /** PostgreSQL truncates longer identifiers; both drivers use the same index names. */
 const MAX_INDEX_NAME_BYTES = 63;
@@ -88,4 +88,63 @@ function columnOf(table: TableDescriptor, name: string): ColumnDescriptor {
 
 function hash(text: string): string {
   return createHash('sha1').update(text).digest('hex').slice(0, 12);
+}
+
+/**
+ * Whether a composite index serves this list and bounds what it reads (see docs/api.md, "Composite
+ * indexes"): every filter is one equality on a top-level field, those fields are the index's first
+ * columns, the full order (`orderBy`, then the key) is the rest of the index in its direction or
+ * all reversed, a cursor seeks (every sort field required, so its values are present), and the
+ * page reads at most `maxRows` index entries (offset + limit). Such a page costs about what its
+ * rows cost, whatever the table's size.
+ */
+export function indexBoundsList(
+  table: TableDescriptor,
+  query: ListQuery,
+  maxRows: number,
+): boolean {
+  if (query.limit === undefined || (query.offset ?? 0) + query.limit > maxRows) return false;
+  const fixed = new Set<string>();
+  for (const group of query.filters) {
+    const condition = group.anyOf.length === 1 ? group.anyOf[0]! : undefined;
+    if (
+      condition === undefined ||
+      condition.operator !== 'EQUALS' ||
+      condition.path.length !== 1 ||
+      condition.arrayMembership === true
+    )
+      return false;
+    fixed.add(condition.path[0]!);
+  }
+  // The full order as the query builder writes it, without the columns the filters fix.
+  const keyDescending = query.orderBy.at(-1)?.descending ?? false;
+  const order: { column: string; descending: boolean }[] = [];
+  const seen = new Set<string>();
+  for (const term of [
+    ...query.orderBy,
+    ...table.key.map((column) => ({ column, descending: keyDescending })),
+  ]) {
+    if (seen.has(term.column)) continue;
+    seen.add(term.column);
+    if (!fixed.has(term.column)) order.push(term);
+  }
+  if (query.after !== undefined) {
+    for (const term of query.orderBy) {
+      const column = table.columns.find((c) => c.name === term.column);
+      if (column === undefined || !(column.required || table.key.includes(column.name)))
+        return false;
+    }
+  }
+  return compositeIndexes(table).some(({ columns }) => {
+    if (columns.length !== fixed.size + order.length) return false;
+    for (let i = 0; i < fixed.size; i++) if (!fixed.has(columns[i]!.column.name)) return false;
+    const rest = columns.slice(fixed.size);
+    if (rest.length === 0) return true;
+    const reversed = rest[0]!.descending !== order[0]!.descending;
+    return rest.every(
+      (column, i) =>
+        column.column.name === order[i]!.column &&
+        (column.descending !== order[i]!.descending) === reversed,
+    );
+  });
 }

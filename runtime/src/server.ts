@@ -309,10 +309,19 @@ class RetryingOpenDriver implements StorageDriver {
       },
       watch: (listener) => feed.watch(listener),
     };
+    const listTexts = inner.listTexts;
+    // Offered only when the driver has it: the list handler falls back to list() otherwise.
+    this.listTexts =
+      listTexts &&
+      ((table, query, keep) => {
+        this.check();
+        return listTexts.call(inner, table, query, keep);
+      });
   }
 
   readonly changes: ChangeFeed | undefined;
   readonly getNow: StorageDriver['getNow'];
+  readonly listTexts: StorageDriver['listTexts'];
 
   get dialect(): string {
     return this.inner.dialect;

@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
+import { SqliteDriver } from '../../runtime/src/sqlite/driver.js';
+import { resolveSqliteOptions } from '../../runtime/src/sqlite/options.js';
 import { QueryTimeoutError, ReadPool } from '../../runtime/src/sqlite/readers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'eg-readers-'));
@@ -70,6 +72,31 @@ describe('SQLite readers', () => {
       expect(await pool.run('SELECT n FROM t', [], 'rows')).toEqual([[42]]);
     } finally {
       await pool.close();
+    }
+  });
+
+  it('open their connection with the page cache asked for (SQLITE_CACHE_SIZE, default 16 MiB)', async () => {
+    const pool = new ReadPool(file, 1000, 1, 5000, 4096);
+    try {
+      expect(await pool.run('PRAGMA cache_size', [], 'value')).toBe(-4096);
+    } finally {
+      await pool.close();
+    }
+    expect(resolveSqliteOptions({ filename: file }).cacheSizeKiB).toBe(16_384);
+    expect(
+      resolveSqliteOptions({ filename: file, env: { SQLITE_CACHE_SIZE: '65536' } }).cacheSizeKiB,
+    ).toBe(65_536);
+    expect(() => resolveSqliteOptions({ filename: file, env: { SQLITE_CACHE_SIZE: '0' } })).toThrow(
+      'SQLITE_CACHE_SIZE must be a whole number of at least 1, not "0"',
+    );
+    const driver = new SqliteDriver({ filename: join(dir, 'main.db'), cacheSizeKiB: 2048 });
+    await driver.open([]);
+    try {
+      // The main connection answers the pages a composite index bounds: it has the same cache.
+      const db = Reflect.get(driver, 'db') as Database.Database;
+      expect(db.pragma('cache_size', { simple: true })).toBe(-2048);
+    } finally {
+      await driver.close();
     }
   });
 });

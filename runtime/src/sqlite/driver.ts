@@ -9,6 +9,7 @@ import type {
   ListQuery,
   MigrationScript,
   OpenOptions,
+  RecordTexts,
   StorageDriver,
   StoredChange,
   StoredFields,
@@ -26,10 +27,12 @@ import {
   planMigrationRun,
   type AppliedMigration,
 } from '../migrations.js';
+import { indexBoundsList } from '../indexes.js';
 import { quoteIdentifier } from '../sql/dialect.js';
 import { buildCountSql, buildListSql, type BuiltSql } from '../sql/query.js';
 import { decimalSortKey } from './decimal-key.js';
 import { ReadPool, ReaderError } from './readers.js';
+import { rowTexts } from './record-text.js';
 import { DECIMAL_KEY_FUNCTION, DECIMAL_TEXT_FUNCTION, sqliteDialect } from './dialect.js';
 import { resolveSqliteOptions, type SqliteOptions, type SqliteSynchronous } from './options.js';
 import { createEventsTableSql, SqliteOutbox } from './outbox.js';
@@ -44,6 +47,12 @@ import {
 
 type Statement = Database.Statement<unknown[], unknown>;
 type Row = unknown[];
+
+/**
+ * The most index entries (offset + limit, with the look-ahead row) a list served by a composite
+ * index may read on the main connection; a longer one runs in a reader.
+ */
+export const INDEX_PAGE_ROWS = 1001;
 
 /** Upper bound of the cache of list/count statements (keyed by SQL text, least recently used out). */
 const QUERY_CACHE_SIZE = 200;
@@ -134,6 +143,8 @@ export class SqliteDriver implements StorageDriver {
   readonly queryTimeoutMs: number;
   /** Whether concurrent writes share a transaction (group commit, see `write`). */
   readonly groupCommit: boolean;
+  /** Page cache (KiB) of each connection running list and count queries. */
+  readonly cacheSizeKiB: number;
 
   /** The outbox of change events (SPEC §9). */
   readonly changes: ChangeFeed;
@@ -174,6 +185,7 @@ export class SqliteDriver implements StorageDriver {
     this.readers = this.memory ? 0 : resolved.readers;
     this.queryTimeoutMs = resolved.queryTimeoutMs;
     this.groupCommit = resolved.groupCommit;
+    this.cacheSizeKiB = resolved.cacheSizeKiB;
     const run = <T>(fn: (outbox: SqliteOutbox) => T): Promise<T> => {
       try {
         return Promise.resolve(fn(this.openOutbox()));
@@ -331,13 +343,29 @@ export class SqliteDriver implements StorageDriver {
     try {
       const state = this.state(table);
       const { sql, params } = this.listSql(table, query);
-      const pool = this.readPool();
+      const pool = this.listPool(table, query);
       const rows = (
         pool === undefined
           ? this.cached(sql, true).all(params)
           : await pool.run(sql, params as unknown[], 'rows')
       ) as Row[];
       return rows.map((row) => toStored(state.layout, row));
+    } catch (error) {
+      throw mapError(error);
+    }
+  }
+
+  async listTexts(table: TableDescriptor, query: ListQuery, keep: number): Promise<RecordTexts> {
+    try {
+      const state = this.state(table);
+      const { sql, params } = this.listSql(table, query);
+      const pool = this.listPool(table, query);
+      const { shape } = state.layout;
+      const { texts, row } =
+        pool === undefined
+          ? rowTexts(shape, this.cached(sql, true).all(params) as Row[], keep)
+          : await pool.texts(sql, params as unknown[], shape, keep);
+      return { texts, kept: row === undefined ? undefined : toStored(state.layout, row) };
     } catch (error) {
       throw mapError(error);
     }
@@ -430,6 +458,16 @@ export class SqliteDriver implements StorageDriver {
     if (db?.open === true) db.close();
   }
 
+  /**
+   * Where a list runs: in a reader, unless a composite index serves it and bounds what it reads
+   * (`indexBoundsList`): such a page takes about as long as its rows, so the main connection
+   * answers it without a trip to a worker thread and back. Every other list — scans, sorts, deep
+   * offsets, whatever may run long — stays in the readers, off the event loop.
+   */
+  private listPool(table: TableDescriptor, query: ListQuery): ReadPool | undefined {
+    return indexBoundsList(table, query, INDEX_PAGE_ROWS) ? undefined : this.readPool();
+  }
+
   /** The readers of a file database, started on first use after `open`. */
   private readPool(): ReadPool | undefined {
     if (this.readers === 0 || this.db === undefined) return undefined;
@@ -438,6 +476,7 @@ export class SqliteDriver implements StorageDriver {
       this.busyTimeoutMs,
       this.readers,
       this.queryTimeoutMs,
+      this.cacheSizeKiB,
     );
     return this.pool;
   }
@@ -494,6 +533,8 @@ export class SqliteDriver implements StorageDriver {
     try {
       if (!this.memory) db.pragma('journal_mode = WAL');
       db.pragma(`synchronous = ${this.synchronous}`);
+      // Pages an index serves run here (all lists without readers): the lists' page cache.
+      db.pragma(`cache_size = ${-this.cacheSizeKiB}`);
       db.function(DECIMAL_KEY_FUNCTION, { deterministic: true }, (value: unknown) =>
         typeof value === 'string' || typeof value === 'number'
           ? (decimalSortKey(value) ?? null)

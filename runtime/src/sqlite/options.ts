@@ -27,9 +27,16 @@ export interface SqliteOptions {
    */
   readonly groupCommit?: boolean;
   /**
-   * Environment read for `SQLITE_SYNCHRONOUS`, `SQLITE_READERS`, `SQLITE_GROUP_COMMIT` and
-   * `QUERY_TIMEOUT_MS` where the
-   * options leave them out; default none (a generated service passes `process.env`).
+   * Page cache, in KiB, of each connection that runs lists: every reader's and the main
+   * connection's (it answers the pages a composite index bounds) (default 16 384 = 16 MiB,
+   * `SQLITE_CACHE_SIZE`). A cache holds only pages read, so memory grows with the pages lists
+   * touch, up to this much per connection.
+   */
+  readonly cacheSizeKiB?: number;
+  /**
+   * Environment read for `SQLITE_SYNCHRONOUS`, `SQLITE_READERS`, `SQLITE_GROUP_COMMIT`,
+   * `QUERY_TIMEOUT_MS` and `SQLITE_CACHE_SIZE` where the options leave them out; default none (a
+   * generated service passes `process.env`).
    */
   readonly env?: Environment;
 }
@@ -144,6 +151,11 @@ export function resolveSqliteOptions(options: SqliteOptions): Required<Omit<Sqli
   const queryTimeoutMs =
     options.queryTimeoutMs ?? envCount(env, 'QUERY_TIMEOUT_MS', DEFAULT_QUERY_TIMEOUT_MS, 1);
   const groupCommit = options.groupCommit ?? envSwitch(env, 'SQLITE_GROUP_COMMIT', true);
+  const cacheSizeKiB =
+    options.cacheSizeKiB ?? envCount(env, 'SQLITE_CACHE_SIZE', DEFAULT_CACHE_SIZE_KIB, 1);
+  if (!Number.isSafeInteger(cacheSizeKiB) || cacheSizeKiB < 1) {
+    throw new Error(`SQLite option cacheSizeKiB must be a positive integer, not ${cacheSizeKiB}`);
+  }
   return {
     filename: options.filename,
     synchronous,
@@ -151,6 +163,7 @@ export function resolveSqliteOptions(options: SqliteOptions): Required<Omit<Sqli
     readers,
     queryTimeoutMs,
     groupCommit,
+    cacheSizeKiB,
   };
 }
 
@@ -164,6 +177,12 @@ function envSwitch(env: Environment, name: string, fallback: boolean): boolean {
 }
 
 export const DEFAULT_READERS = 2;
+/**
+ * 16 MiB: the benchmark's filtered, sorted pages (100 000 products, 50 categories) read between 8
+ * and 16 MiB of pages; with SQLite's default 2 MiB most row lookups miss the cache. A larger cache
+ * helps them no further, and the main connection's cache also fills with what reads by key touch.
+ */
+export const DEFAULT_CACHE_SIZE_KIB = 16_384;
 export const DEFAULT_QUERY_TIMEOUT_MS = 5000;
 
 /** A whole-number variable of at least `min`; unset or empty means `fallback`. */

@@ -7,21 +7,38 @@ import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { decimalSortKey } from './decimal-key.js';
 import { DECIMAL_KEY_FUNCTION } from './dialect.js';
+import { rowTexts, type RecordShape } from './record-text.js';
 
-/** A query from the pool: `rows` answers raw rows, `value` the first column of the first row. */
+/**
+ * A query from the pool: `rows` answers raw rows, `value` the first column of the first row,
+ * `texts` the JSON text of each row's record (`RowTexts`, with the raw row at `keep`).
+ */
 export interface ReadRequest {
   readonly id: number;
   readonly sql: string;
   readonly params: unknown[];
-  readonly mode: 'rows' | 'value';
+  readonly mode: 'rows' | 'value' | 'texts';
+  /** For `texts`: the table's record shape. */
+  readonly shape?: RecordShape;
+  /** For `texts`: the index of the row also answered raw. */
+  readonly keep?: number;
 }
 
 export type ReadResponse =
   | { readonly id: number; readonly result: unknown }
   | { readonly id: number; readonly error: { readonly message: string; readonly code?: string } };
 
-const { filename, busyTimeoutMs } = workerData as { filename: string; busyTimeoutMs: number };
+/** What the pool starts a reader with. */
+export interface ReaderData {
+  readonly filename: string;
+  readonly busyTimeoutMs: number;
+  /** Page cache of the connection, in KiB. */
+  readonly cacheSizeKiB: number;
+}
+
+const { filename, busyTimeoutMs, cacheSizeKiB } = workerData as ReaderData;
 const db = new Database(filename, { readonly: true, timeout: busyTimeoutMs });
+db.pragma(`cache_size = ${-cacheSizeKiB}`);
 // Filters on DECIMAL values inside JSON compare their sortable keys, like the main connection.
 db.function(DECIMAL_KEY_FUNCTION, { deterministic: true }, (value: unknown) =>
   typeof value === 'string' || typeof value === 'number' ? (decimalSortKey(value) ?? null) : null,
@@ -53,9 +70,15 @@ parentPort?.on('message', (request: ReadRequest) => {
   let response: ReadResponse;
   try {
     const result =
-      request.mode === 'rows'
-        ? statement(request.sql, true).all(request.params)
-        : statement(request.sql, false).get(request.params);
+      request.mode === 'value'
+        ? statement(request.sql, false).get(request.params)
+        : request.mode === 'rows'
+          ? statement(request.sql, true).all(request.params)
+          : rowTexts(
+              request.shape!,
+              statement(request.sql, true).all(request.params) as unknown[][],
+              request.keep ?? -1,
+            );
     response = { id: request.id, result };
   } catch (error) {
     const code =

@@ -10,7 +10,9 @@ import { Worker } from 'node:worker_threads';
 import { QueryTimeoutError } from '../errors.js';
 
 export { QueryTimeoutError } from '../errors.js';
-import type { ReadRequest, ReadResponse } from './reader-worker.js';
+import type { ReaderData, ReadRequest, ReadResponse } from './reader-worker.js';
+import type { RecordShape, RowTexts } from './record-text.js';
+import { DEFAULT_CACHE_SIZE_KIB } from './options.js';
 
 /** An error the worker's SQLite connection raised, with its code, for the driver's mapping. */
 export class ReaderError extends Error {
@@ -68,13 +70,26 @@ export class ReadPool {
     private readonly busyTimeoutMs: number,
     private readonly size: number,
     private readonly timeoutMs: number,
+    private readonly cacheSizeKiB: number = DEFAULT_CACHE_SIZE_KIB,
   ) {}
 
   /** Runs a query in a reader: raw rows, or the first column of the first row. */
   run(sql: string, params: unknown[], mode: 'rows' | 'value'): Promise<unknown> {
+    return this.submit({ sql, params, mode });
+  }
+
+  /**
+   * Runs a list query in a reader, answering the JSON text of each row's record (the reader
+   * writes them, so no row object crosses threads) and the raw row at index `keep`.
+   */
+  texts(sql: string, params: unknown[], shape: RecordShape, keep: number): Promise<RowTexts> {
+    return this.submit({ sql, params, mode: 'texts', shape, keep }) as Promise<RowTexts>;
+  }
+
+  private submit(request: Omit<ReadRequest, 'id'>): Promise<unknown> {
     if (this.closed) return Promise.reject(new Error('the SQLite read pool is closed'));
     return new Promise((resolve, reject) => {
-      const task: Task = { request: { sql, params, mode }, resolve, reject };
+      const task: Task = { request, resolve, reject };
       task.timer = setTimeout(() => this.timedOut(task), this.timeoutMs);
       this.queue.push(task);
       this.dispatch();
@@ -122,7 +137,11 @@ export class ReadPool {
 
   private spawn(): Reader {
     const worker = new Worker(workerFile(), {
-      workerData: { filename: this.filename, busyTimeoutMs: this.busyTimeoutMs },
+      workerData: {
+        filename: this.filename,
+        busyTimeoutMs: this.busyTimeoutMs,
+        cacheSizeKiB: this.cacheSizeKiB,
+      } satisfies ReaderData,
     });
     // A reader never keeps the process alive: the driver's close() ends them.
     worker.unref();

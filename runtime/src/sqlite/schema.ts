@@ -1,4 +1,5 @@
 import type { ColumnDescriptor, ColumnKind, StoredFields, TableDescriptor } from '../driver.js';
+import { TextKind, type RecordShape } from './record-text.js';
 import { compositeIndexes, fieldIndexName } from '../indexes.js';
 import { quoteIdentifier } from '../sql/dialect.js';
 import { requireDecimalSortKey } from './decimal-key.js';
@@ -51,6 +52,8 @@ export class TableLayout {
   private readonly unsafeNames: readonly boolean[];
   /** Columns that are not part of a record (`ColumnDescriptor.fixed`). */
   private readonly hidden: readonly boolean[];
+  /** How each record column is written as JSON text (`recordText`). */
+  readonly shape: RecordShape;
 
   constructor(readonly descriptor: TableDescriptor) {
     this.tableSql = quoteIdentifier(descriptor.table);
@@ -95,6 +98,18 @@ export class TableLayout {
     this.keyEncoders = this.keyIndexes.map((i) => keyEncoderFor(this.columns[i]!.kind));
     this.unsafeNames = this.columns.map((c) => c.name === '__proto__');
     this.hidden = this.columns.map((c) => c.fixed !== undefined);
+    this.shape = {
+      keys: this.columns.map((c) => `${JSON.stringify(c.name)}:`),
+      kinds: this.columns.map((c) =>
+        c.fixed !== undefined
+          ? TextKind.Hidden
+          : c.kind === 'boolean'
+            ? TextKind.Boolean
+            : c.kind === 'json'
+              ? TextKind.Json
+              : TextKind.Plain,
+      ),
+    };
   }
 
   /** `CREATE TABLE IF NOT EXISTS` for the table. */

@@ -1,0 +1,269 @@
+/**
+ * Listed records as JSON text (SQLite): a reader writes each record's JSON itself, splicing a JSON
+ * column's stored text in when it is already what `JSON.stringify` would write, so the text must
+ * always equal `JSON.stringify` of the record `list()` returns — whoever wrote the stored text.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { ListQuery, TableDescriptor } from '../../runtime/src/driver.js';
+import { SqliteDriver } from '../../runtime/src/sqlite/driver.js';
+import {
+  canonicalJson,
+  isCanonicalJson,
+  recordText,
+} from '../../runtime/src/sqlite/record-text.js';
+import { TableLayout } from '../../runtime/src/sqlite/schema.js';
+
+const CANONICAL_VALUES: unknown[] = [
+  0,
+  -5,
+  1.5,
+  1e21,
+  5e-7,
+  -1.25e-10,
+  123456789012345680000,
+  Number.MAX_SAFE_INTEGER,
+  true,
+  false,
+  null,
+  '',
+  'plain',
+  'quote " backslash \\ newline \n tab \t return \r feed \f back \b',
+  'café ß ✓ \u2028 \u007f',
+  [],
+  {},
+  [1, [2, [3, {}]], 'x', null],
+  { width: 91, height: 41, unit: 'cm', nested: { list: [1.5, -2, { a: [] }] } },
+  JSON.parse('{"__proto__":{"x":1},"b":[true]}'),
+];
+
+/** Valid JSON that JSON.stringify(JSON.parse(…)) writes differently, and invalid JSON. */
+const NOT_CANONICAL = [
+  ' [1]',
+  '[1]\n',
+  '[1, 2]',
+  '{"a": 1}',
+  '1.0',
+  '1.50',
+  '-0',
+  '1E5',
+  '1e5',
+  '1e+2',
+  '"\\u0041"',
+  '"\\u001f"',
+  '"\\/"',
+  '"😀"',
+  '"\ud800"',
+  '{"a":1,"a":2}',
+  '{"a":{"b":1},"c":2,"a":3}',
+];
+const INVALID = [
+  '01',
+  '"tab\tinside"',
+  '',
+  '[1,]',
+  '{"a"1}',
+  '{"a":}',
+  'tru',
+  'nul',
+  '"open',
+  '[1',
+  '{',
+  '[1]x',
+  '-',
+  '.5',
+  '+1',
+  'NaN',
+  "{'a':1}",
+  '{"a":1,}',
+];
+
+describe('canonical JSON text', () => {
+  it('recognizes what JSON.stringify writes', () => {
+    for (const value of CANONICAL_VALUES) {
+      const text = JSON.stringify(value);
+      expect(isCanonicalJson(text), text).toBe(true);
+      expect(canonicalJson(text)).toBe(text);
+    }
+  });
+
+  it('rewrites other valid JSON as JSON.stringify of its value, and rejects invalid JSON', () => {
+    for (const text of NOT_CANONICAL) {
+      expect(isCanonicalJson(text), text).toBe(false);
+      expect(canonicalJson(text)).toBe(JSON.stringify(JSON.parse(text)));
+    }
+    for (const text of INVALID) {
+      expect(isCanonicalJson(text), text).toBe(false);
+      expect(() => canonicalJson(text), text).toThrow(SyntaxError);
+    }
+  });
+
+  it('never takes text as canonical that a round trip changes (random texts)', () => {
+    const pieces = [
+      '{',
+      '}',
+      '[',
+      ']',
+      ',',
+      ':',
+      '"a"',
+      '"b"',
+      '1',
+      '-0',
+      '0.5',
+      '1e3',
+      ' ',
+      'true',
+      'null',
+      '"\\n"',
+      '"\\u0062"',
+      '10',
+    ];
+    let seed = 7;
+    const random = (): number => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
+    let canonical = 0;
+    for (let n = 0; n < 20000; n++) {
+      let text = '';
+      const length = 1 + Math.floor(random() * 9);
+      for (let i = 0; i < length; i++) text += pieces[Math.floor(random() * pieces.length)];
+      let parsed: string | undefined;
+      try {
+        parsed = JSON.stringify(JSON.parse(text));
+      } catch {
+        parsed = undefined;
+      }
+      if (isCanonicalJson(text)) {
+        canonical++;
+        expect(parsed, text).toBe(text);
+      }
+      if (parsed === undefined) expect(() => canonicalJson(text), text).toThrow(SyntaxError);
+      else expect(canonicalJson(text), text).toBe(parsed);
+    }
+    expect(canonical).toBeGreaterThan(100);
+  });
+
+  it('is false for nesting too deep to scan, which parsing then decides', () => {
+    const deep = `${'['.repeat(200_000)}${']'.repeat(200_000)}`;
+    expect(isCanonicalJson(deep)).toBe(false);
+  });
+});
+
+const TABLE: TableDescriptor = {
+  entity: 'THING',
+  table: 'thing',
+  key: ['id'],
+  columns: [
+    { name: 'id', kind: 'text', fieldType: 'STRING', required: true, indexed: false },
+    { name: 'count', kind: 'integer', fieldType: 'INTEGER', required: false, indexed: false },
+    { name: 'ratio', kind: 'double', fieldType: 'DOUBLE', required: false, indexed: false },
+    { name: 'price', kind: 'decimal', fieldType: 'DECIMAL', required: false, indexed: false },
+    { name: 'on', kind: 'boolean', fieldType: 'BOOL', required: false, indexed: false },
+    { name: '__proto__', kind: 'text', fieldType: 'STRING', required: false, indexed: false },
+    { name: 'doc', kind: 'json', fieldType: 'OBJECT', required: false, indexed: false },
+  ],
+};
+
+describe('record text of a raw row', () => {
+  it('equals JSON.stringify of the decoded record', () => {
+    const layout = new TableLayout(TABLE);
+    const rows: unknown[][] = [
+      ['a', 1, 0.5, '12.50', 1, 'p', '{"x":[1,2]}', 1, 2, 3],
+      ['b"\n', null, null, null, 0, null, '{ "x" : 1.0, "x": "\\u0041" }', 1, 2, 3],
+      ['c', -7, Infinity, '0', null, null, '"text"', 1, 2, 3],
+      ['d', 0, -0, null, null, null, null, 1, 2, 3],
+    ];
+    for (const row of rows)
+      expect(recordText(layout.shape, row)).toBe(JSON.stringify(layout.decode(row)));
+  });
+});
+
+const dir = mkdtempSync(join(tmpdir(), 'eg-record-text-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe.each([
+  ['in a reader', 2],
+  ['on the main thread', 0],
+])('listTexts %s', (_, readers) => {
+  it('answers the texts of list() records, also for JSON another program wrote', async () => {
+    const file = join(dir, `things-${readers}.db`);
+    const driver = new SqliteDriver({ filename: file, readers });
+    // A plain object cannot hold a field named __proto__: that one is left to the unit test.
+    const table = { ...TABLE, columns: TABLE.columns.filter((c) => c.name !== '__proto__') };
+    await driver.open([table]);
+    try {
+      const records = [
+        { id: 'a', count: 1, ratio: 0.25, price: '3.5', on: true, doc: { x: [1, 'two'] } },
+        { id: 'b', on: false, doc: { y: { z: null } } },
+        { id: 'c', count: 3 },
+        { id: 'd', doc: { w: 1 } },
+      ];
+      await driver.insert(table, records, 1000);
+      // Another program writes JSON with spaces, escapes and a repeated key.
+      const other = new Database(file);
+      other
+        .prepare(`UPDATE thing SET doc = ? WHERE id = 'd'`)
+        .run('{ "w" : 1.0, "w": "\\u0041\\/", "v": [ ] }');
+      other.close();
+      const query: ListQuery = { filters: [], orderBy: [], limit: 3, offset: 1 };
+      const listed = await driver.list(table, query);
+      const { texts, kept } = await driver.listTexts(table, query, 1);
+      expect(texts).toEqual(listed.map((stored) => JSON.stringify(stored.record)));
+      expect(texts[2]).toBe('{"id":"d","doc":{"w":"A/","v":[]}}');
+      expect(kept).toEqual(listed[1]);
+      const none = await driver.listTexts(table, query, 5);
+      expect(none.kept).toBeUndefined();
+    } finally {
+      await driver.close();
+    }
+  });
+});
+
+describe('where a list runs', () => {
+  it('a page a composite index bounds runs on the main connection, any other list in a reader', async () => {
+    const file = join(dir, 'where.db');
+    const table: TableDescriptor = {
+      ...TABLE,
+      columns: TABLE.columns.filter((c) => c.name !== '__proto__'),
+      indexes: [
+        [
+          { column: 'on', descending: false },
+          { column: 'price', descending: true },
+        ],
+      ],
+    };
+    const driver = new SqliteDriver({ filename: file, readers: 1 });
+    await driver.open([table]);
+    const readers = (): unknown => Reflect.get(driver, 'pool');
+    try {
+      await driver.insert(
+        table,
+        [
+          { id: 'a', on: true, price: '2' },
+          { id: 'b', on: true, price: '10' },
+          { id: 'c', on: false, price: '5' },
+        ],
+        1000,
+      );
+      const served: ListQuery = {
+        filters: [{ anyOf: [{ path: ['on'], operator: 'EQUALS', kind: 'boolean', value: true }] }],
+        orderBy: [{ column: 'price', descending: true }],
+        limit: 10,
+        offset: 0,
+      };
+      const { texts } = await driver.listTexts(table, served, 0);
+      expect(texts.map((text) => (JSON.parse(text) as { id: string }).id)).toEqual(['b', 'a']);
+      expect(readers()).toBeUndefined(); // no reader was started for it
+      const sorted: ListQuery = { ...served, orderBy: [{ column: 'id', descending: false }] };
+      expect((await driver.list(table, sorted)).map((s) => s.record['id'])).toEqual(['a', 'b']);
+      expect(readers()).toBeDefined();
+    } finally {
+      await driver.close();
+    }
+  });
+});
