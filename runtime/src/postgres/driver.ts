@@ -673,6 +673,7 @@ export class PostgresDriver implements StorageDriver {
     await this.closing;
     if (this.closed) return;
     this.closed = true;
+    this.relay.stop();
     this.tables.clear();
     await this.listener?.stop();
     await this.pool.end();

@@ -35,8 +35,13 @@ import { EVENT_QUEUE_TABLE, EVENT_SEQ_TABLE, EVENTS_TABLE, qualify, shortHash } 
 
 /** Transactions a relay moves at most at once (a backlog takes several relays). */
 const RELAY_TRANSACTIONS = 1000;
-/** How often an own change that no relay returned is looked for in the log before it is given up. */
-const LOOKUPS = 3;
+/**
+ * An own change that no relay of this process returned is looked for in the log after each relay,
+ * and by a relay of its own every `LOOKUP_RETRY_MS` while any waits; it is given up only after
+ * `LOOKUP_GIVE_UP_MS` (its changes are numbered by then unless the database is unreachable).
+ */
+const LOOKUP_RETRY_MS = 200;
+const LOOKUP_GIVE_UP_MS = 60_000;
 
 type Row = unknown[];
 
@@ -234,7 +239,8 @@ interface Waiting {
   readonly above: number;
   /** The number of the last relay that started before the commit. */
   readonly relay: number;
-  lookups: number;
+  /** When the commit was heard (`Date.now()`). */
+  readonly since: number;
 }
 
 /**
@@ -253,6 +259,9 @@ export class OutboxRelay {
   private relays = 0;
   /** Whether this process queued changes since the last relay started (no need to look first). */
   private queued = false;
+  /** The relay that looks for own changes still waiting (see `LOOKUP_RETRY_MS`). */
+  private retry: NodeJS.Timeout | undefined;
+  private stopped = false;
 
   constructor(
     private readonly outbox: PostgresOutbox,
@@ -282,7 +291,7 @@ export class OutboxRelay {
     if (arrivals.length === 0) return;
     const relay = this.relays;
     for (let i = 0; i < arrivals.length && i < drafts.length; i++)
-      this.waiting.set(arrivals[i]!, { draft: drafts[i]!, time, above, relay, lookups: 0 });
+      this.waiting.set(arrivals[i]!, { draft: drafts[i]!, time, above, relay, since: Date.now() });
     this.queued = true;
     // A failure is retried by the next write or read (and the hub polls).
     this.relay().catch(() => undefined);
@@ -304,6 +313,13 @@ export class OutboxRelay {
         return this.relay();
       });
     return this.next;
+  }
+
+  /** No more look-up relays of its own (the driver closes). */
+  stop(): void {
+    this.stopped = true;
+    if (this.retry !== undefined) clearTimeout(this.retry);
+    this.retry = undefined;
   }
 
   /** Resolves once no relay runs or waits (whether they succeeded or not). */
@@ -344,13 +360,20 @@ export class OutboxRelay {
       if (transactions < RELAY_TRANSACTIONS) break;
     }
     if (this.waiting.size > 0) await this.lookUp(relay);
+    if (this.waiting.size > 0 && this.retry === undefined && !this.stopped) {
+      this.retry = setTimeout(() => {
+        this.retry = undefined;
+        this.relay().catch(() => undefined);
+      }, LOOKUP_RETRY_MS);
+      this.retry.unref();
+    }
     return moved;
   }
 
   /**
-   * Own changes that another process's relay moved: their seqs from the log. Each is looked for a
-   * few times (it may still be queued behind a backlog), then given up: only the `afterCommit`
-   * call of that change is lost, never the change.
+   * Own changes that another process's relay moved: their seqs from the log. Each is looked for
+   * until found (it may still be queued behind a backlog), for `LOOKUP_GIVE_UP_MS` at most: then
+   * only the `afterCommit` call of that change is lost, never the change.
    */
   private async lookUp(relay: number): Promise<void> {
     // Changes committed while this relay ran are the next one's.
@@ -365,8 +388,9 @@ export class OutboxRelay {
       rowMode: 'array',
     });
     const own = this.own(result.rows as Row[]);
+    const giveUp = Date.now() - LOOKUP_GIVE_UP_MS;
     for (const [arrival, waiting] of looked) {
-      if (this.waiting.has(arrival) && ++waiting.lookups >= LOOKUPS) this.waiting.delete(arrival);
+      if (this.waiting.has(arrival) && waiting.since < giveUp) this.waiting.delete(arrival);
     }
     if (own.length > 0) this.host.moved(own, undefined);
   }
