@@ -196,21 +196,16 @@ export interface ChangeBounds {
  * change in the write's own transaction (unless `OpenOptions.events` is false).
  */
 export interface ChangeFeed {
-  /**
-   * The committed changes after `seq`, in seq order, at most `limit` of them; every change
-   * committed before the call is there (or after it).
-   */
+  /** The committed changes after `seq`, in seq order, at most `limit` of them. */
   read(after: number, limit: number): Promise<StoredChange[]>;
-  /** The last seq assigned (every change committed before the call has one) and the first one still kept. */
+  /** The last seq assigned and the first one still kept. */
   bounds(): Promise<ChangeBounds>;
   /** Deletes the oldest changes, up to the first one written at or after `time` (Unix ms) but never the newest one; resolves to how many. */
   trim(time: number): Promise<number>;
   /**
-   * Calls `listener` whenever changes may have been committed: once changes this driver committed
-   * have their seqs (with them, in seq order; SQLite right after the commit, PostgreSQL once its
-   * outbox relay numbered them), and with none when another instance may have (a PostgreSQL
-   * notification, or changes of other instances this driver's relay numbered). Returns the
-   * function that stops the calls.
+   * Calls `listener` whenever changes may have been committed: right after this driver committed
+   * some (with them, in seq order), and with none when another instance may have (a PostgreSQL
+   * notification). Returns the function that stops the calls.
    */
   watch(listener: (committed: readonly StoredChange[]) => void): () => void;
 }

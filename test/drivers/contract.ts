@@ -55,9 +55,7 @@
  *   that fails or changes nothing (duplicate, version conflict, missing key) appends nothing.
  * - Seqs increase by one per change, without gaps, across every driver on the storage; `record`
  *   is the record's JSON text, `id` its key values joined by `~`, `timeUnix` the write's `now`.
- * - `watch` listeners hear each write's changes, with their seqs, once it committed (SQLite at
- *   once; PostgreSQL once a relay numbered them, normally within milliseconds); `read` and
- *   `bounds` include every change committed before the call. `trim(time)` deletes
+ * - `watch` listeners hear each write's changes right after it committed; `trim(time)` deletes
  *   the prefix of changes older than `time` but never the newest change; `bounds` gives the last
  *   seq and the first kept one. Opened with `events: false`, a driver appends nothing.
  *
@@ -552,28 +550,18 @@ export function describeDriverContract(
         ]);
       });
 
-      it('watchers hear each write soon after it committed, with its seqs, until they stop', async () => {
+      it('watchers hear each write right after it committed, until they stop', async () => {
         const heard: StoredChange[][] = [];
         const stop = feedOf(driver).watch((committed) => {
           if (committed.length > 0) heard.push([...committed]);
         });
-        /** Waits (a few seconds at most) until the watcher heard `count` writes. */
-        const heardOf = async (count: number): Promise<void> => {
-          const deadline = Date.now() + 5000;
-          while (heard.length < count && Date.now() < deadline)
-            await new Promise((resolve) => setTimeout(resolve, 5));
-        };
         const start = await lastSeq();
         await driver.insert(INT_KEY, [{ n: 1 }, { n: 2 }], 1000);
-        await heardOf(1);
         expect(heard).toEqual([await feedOf(driver).read(start, 10)]);
         await driver.delete(INT_KEY, [2], 1, 1001);
-        await heardOf(2);
         expect(heard[1]!.map((c) => [c.seq, c.op, c.id])).toEqual([[start + 3, 'deleted', '2']]);
         stop();
         await driver.insert(INT_KEY, [{ n: 3 }], 1002);
-        // Read: by then the write was relayed and its watchers told.
-        expect((await feedOf(driver).read(start + 3, 10)).map((c) => c.seq)).toEqual([start + 4]);
         expect(heard).toHaveLength(2);
       });
 

@@ -50,12 +50,9 @@ export class ChangeDrafter {
     this.separator = table.keySeparator ?? DEFAULT_KEY_SEPARATOR;
   }
 
-  /**
-   * The draft of `op` on `record` (for `deleted`, the record as it was); `text`, when the caller
-   * has it already, is `JSON.stringify(record)`.
-   */
-  draft(op: ChangeOp, record: StoredFields, text = JSON.stringify(record)): ChangeDraft {
-    return { entity: this.table.entity, id: this.idOf(record), op, record: text };
+  /** The draft of `op` on `record` (for `deleted`, the record as it was). */
+  draft(op: ChangeOp, record: StoredFields): ChangeDraft {
+    return { entity: this.table.entity, id: this.idOf(record), op, record: JSON.stringify(record) };
   }
 
   /** Whether storing `record` under `key` renames it: its own key is another one. */

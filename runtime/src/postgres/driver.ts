@@ -10,14 +10,18 @@ import type {
   MigrationScript,
   OpenOptions,
   StorageDriver,
-  StoredChange,
   StoredFields,
   StoredRecord,
   TableDescriptor,
   UpdateResult,
 } from '../driver.js';
 import type { Environment } from '../env.js';
-import { ChangeDrafter, ChangeListeners, type ChangeDraft } from '../events/change.js';
+import {
+  ChangeDrafter,
+  ChangeListeners,
+  committedChanges,
+  type ChangeDraft,
+} from '../events/change.js';
 import { DuplicateKeyError, StorageUnavailableError } from '../errors.js';
 import {
   MIGRATIONS_TABLE,
@@ -31,7 +35,7 @@ import { buildCountSql, buildListSql, type BuiltSql } from '../sql/query.js';
 import { postgresDialect } from './dialect.js';
 import { describeError, isRetryable, isUnavailable, sqlState, translateError } from './errors.js';
 import { ChangeAnnouncer, ChangeListener } from './notifications.js';
-import { OutboxRelay, PostgresOutbox, toArrivals, toBounds, toChange } from './outbox.js';
+import { PostgresOutbox, toBounds, toChange } from './outbox.js';
 import {
   describeSettings,
   parsePostgresUrl,
@@ -53,7 +57,6 @@ import {
   expectedColumns,
   qualify,
   quoteIdent,
-  quoteLiteral,
   shortHash,
 } from './schema.js';
 import { driverTypes } from './types.js';
@@ -113,13 +116,11 @@ type Row = unknown[];
  *   columns `_eg_created_ms`, `_eg_updated_ms`, `_eg_version`; `_eg_activity` holds each
  *   entity's last write times and is updated by the same statement as the write.
  * - Every write is ONE statement (data-modifying CTE), hence atomic without an explicit
- *   transaction and one round trip: insert of a list as one JSON array parameter read by
- *   `json_populate_recordset` (any number of records, no bind-parameter limit), update with a
- *   version check, delete with RETURNING. Appending the change events to the outbox's queue
- *   (outbox.ts) is part of that statement; only a delete and a rename, whose events hold the
- *   record as it was, run two statements in a transaction. After the commit the outbox relay
- *   numbers the changes. Fixed statements are named prepared statements; values are always bound
- *   parameters.
+ *   transaction and one round trip: insert of a list via `unnest` of one array per column,
+ *   update with a version check, delete with RETURNING. The change events (outbox.ts) are part
+ *   of that statement; only a delete and a rename, whose events hold the record as it was, run
+ *   two statements in a transaction. Fixed statements are named prepared
+ *   statements; values are always bound parameters.
  * - Duplicate keys are found by the primary key (SQLSTATE 23505), so concurrent inserts from
  *   several instances are safe. Serialization failures and deadlocks are retried.
  * - Lost, refused or timed-out connections and server shutdowns become
@@ -132,15 +133,11 @@ export class PostgresDriver implements StorageDriver {
   private readonly pool: pg.Pool;
   private readonly tables = new Map<string, TableState>();
   private closed = false;
-  /** While `close()` waits for the relay under way. */
-  private closing: Promise<void> | undefined;
   private readonly activityTable: string;
   private readonly activitySql: string;
   /** The outbox of change events (SPEC §9). */
   readonly changes: ChangeFeed;
   private readonly outbox: PostgresOutbox;
-  /** Numbers the queued changes and moves them to the log (outbox.ts). */
-  private readonly relay: OutboxRelay;
   /** Whether writes append change events (`OpenOptions.events`). */
   private events = true;
   private readonly listeners = new ChangeListeners();
@@ -222,61 +219,28 @@ export class PostgresDriver implements StorageDriver {
     this.activitySql = `SELECT "entity", "last_create_ms", "last_update_ms", "last_delete_ms" FROM ${this.activityTable}`;
     this.outbox = new PostgresOutbox(s.schema);
     const outbox = this.outbox;
-    this.relay = new OutboxRelay(outbox, {
-      query: (config) => this.run(config) as Promise<pg.QueryArrayResult>,
-      relay: (text) =>
-        this.withClient(async (client) => {
-          try {
-            const results = (await client.query({
-              text,
-              rowMode: 'array',
-            })) as unknown as pg.QueryArrayResult[];
-            return (results[2]?.rows ?? []) as Row[];
-          } catch (error) {
-            await client.query('ROLLBACK').catch(() => undefined);
-            throw error;
-          }
-        }),
-      moved: (own, lastSeq) => {
-        this.listeners.emit(own);
-        if (lastSeq !== undefined) this.announcer?.announce(lastSeq);
-      },
-    });
-    const relay = this.relay;
-    const readPage = async (after: number, limit: number): Promise<StoredChange[]> => {
-      const result = await this.run({
-        name: statementName(outbox.readSql),
-        text: outbox.readSql,
-        values: [after, limit],
-        rowMode: 'array',
-      });
-      return (result.rows as Row[]).map(toChange);
-    };
     this.changes = {
-      // Complete up to the call: what committed before it is relayed first when the page
-      // reaches the end of the log.
       read: async (after, limit) => {
         this.checkOpen();
-        const page = await readPage(after, limit);
-        if (page.length >= limit) return page;
-        await relay.relay();
-        return readPage(after, limit);
+        const result = await this.run({
+          name: statementName(outbox.readSql),
+          text: outbox.readSql,
+          values: [after, limit],
+          rowMode: 'array',
+        });
+        return (result.rows as Row[]).map(toChange);
       },
       bounds: async () => {
         this.checkOpen();
-        await relay.relay();
         const result = await this.run({
           name: statementName(outbox.boundsSql),
           text: outbox.boundsSql,
           rowMode: 'array',
         });
-        const bounds = toBounds(result.rows[0] as Row | undefined);
-        relay.observe(bounds.last);
-        return bounds;
+        return toBounds(result.rows[0] as Row | undefined);
       },
       trim: async (time) => {
         this.checkOpen();
-        await relay.relay();
         const result = await this.run({ text: outbox.trimSql, values: [time] });
         return result.rowCount ?? 0;
       },
@@ -335,13 +299,7 @@ export class PostgresDriver implements StorageDriver {
         await ddl(client, createSecretsTableSql(schema));
         // Created at start like the other bookkeeping tables, so services that existed before
         // change events get their outbox without a migration.
-        const hasArrival = await client.query(
-          `SELECT 1 FROM pg_catalog.pg_attribute
-            WHERE attrelid = to_regclass($1) AND attname = 'arrival' AND NOT attisdropped`,
-          [this.outbox.eventsTable],
-        );
-        for (const statement of this.outbox.createSql(hasArrival.rowCount !== 0))
-          await ddl(client, statement);
+        for (const statement of this.outbox.createSql()) await ddl(client, statement);
         const current = await client.query<{ schema: string }>('SELECT current_schema() AS schema');
         channel = PostgresOutbox.channel(schema ?? current.rows[0]?.schema ?? '');
         for (const table of tables) {
@@ -470,31 +428,28 @@ export class PostgresDriver implements StorageDriver {
       const keys = records.map((r) => keyString(state, r));
       order.sort((a, b) => (keys[a]! < keys[b]! ? -1 : keys[a]! > keys[b]! ? 1 : a - b));
     }
-    // Each record as JSON once: the rows of the statement (in key order) and the records of
-    // their events (in request order).
-    const tableName = state.descriptor.table;
-    const texts = records.map((record) => {
-      for (const column of columns) checkValue(tableName, column, record[column.name]);
-      return JSON.stringify(record);
-    });
-    const rows = `[${order.map((i) => texts[i]).join(',')}]`;
+    const arrays: (string | null)[][] = columns.map(() => new Array<string | null>(records.length));
+    for (let n = 0; n < order.length; n++) {
+      const record = records[order[n]!]!;
+      for (let c = 0; c < columns.length; c++) {
+        arrays[c]![n] = toText(state.descriptor.table, columns[c]!, record[columns[c]!.name]);
+      }
+    }
     const drafter = state.drafter;
-    const drafts =
-      drafter === undefined ? [] : records.map((r, i) => drafter.draft('created', r, texts[i]));
-    const above = this.relay.mark();
+    const drafts = drafter === undefined ? [] : records.map((r) => drafter.draft('created', r));
     try {
       const result = await this.run({
         name: statementName(state.insert),
         text: state.insert,
         values: [
-          rows,
+          ...arrays,
           state.descriptor.entity,
           now,
           ...(drafter === undefined ? [] : PostgresOutbox.params(drafts)),
         ],
         rowMode: 'array',
       });
-      this.emit(result.rows[0] as Row | undefined, drafts, now, above);
+      this.emit(drafts, result.rows[0] as Row | undefined, now);
     } catch (error) {
       if (sqlState(error) !== '23505') throw error;
       const index = await this.duplicateIndex(state, records).catch(() => undefined);
@@ -523,7 +478,6 @@ export class PostgresDriver implements StorageDriver {
       values: drafter === undefined ? values : [...values, ...PostgresOutbox.params(drafts)],
       rowMode: 'array',
     });
-    const above = this.relay.mark();
     try {
       let row: Row | undefined;
       let drafts: ChangeDraft[] = [];
@@ -550,7 +504,7 @@ export class PostgresDriver implements StorageDriver {
         row = (await this.run(query(drafts))).rows[0] as Row | undefined;
       }
       if (row === undefined) return { status: 'conflict' };
-      this.emit(row.slice(1), drafts, now, above);
+      this.emit(drafts, row.slice(1), now);
       return { status: 'updated', version: Number(row[0]) };
     } catch (error) {
       if (sqlState(error) === '23505') return { status: 'duplicate' };
@@ -582,7 +536,6 @@ export class PostgresDriver implements StorageDriver {
     // The event holds the deleted record, known only once it is deleted: a transaction of two
     // statements.
     const outbox = this.outbox;
-    const above = this.relay.mark();
     const deleted = await this.transaction(async (client) => {
       const row = (await client.query(remove)).rows[0] as Row | undefined;
       if (row === undefined) return undefined;
@@ -594,10 +547,10 @@ export class PostgresDriver implements StorageDriver {
         values: [...PostgresOutbox.params(drafts), state.descriptor.entity, now],
         rowMode: 'array',
       });
-      return { stored, drafts, appended: appended.rows[0] as Row | undefined };
+      return { stored, drafts, first: appended.rows[0] as Row | undefined };
     });
     if (deleted === undefined) return undefined;
-    this.emit(deleted.appended, deleted.drafts, now, above);
+    this.emit(deleted.drafts, deleted.first, now);
     return deleted.stored;
   }
 
@@ -667,13 +620,7 @@ export class PostgresDriver implements StorageDriver {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    this.closing ??= this.relay.idle();
-    // The changes of the last writes are numbered before the pool goes (else the next relay of
-    // any instance numbers them).
-    await this.closing;
-    if (this.closed) return;
     this.closed = true;
-    this.relay.stop();
     this.tables.clear();
     await this.listener?.stop();
     await this.pool.end();
@@ -744,17 +691,12 @@ export class PostgresDriver implements StorageDriver {
     }
   }
 
-  /**
-   * After a write committed: has its changes `drafts` (appended as the arrivals its statement
-   * returned, `row[0]`) relayed, which tells the watchers of `changes` once they have their seqs.
-   */
-  private emit(
-    row: Row | undefined,
-    drafts: readonly ChangeDraft[],
-    now: number,
-    above: number,
-  ): void {
-    this.relay.committed(toArrivals(row?.[0]), drafts, now, above);
+  /** Tells the watchers of `changes` what a write committed: `drafts` from seq `first[0]` on. */
+  private emit(drafts: readonly ChangeDraft[], first: Row | undefined, now: number): void {
+    const seq = first?.[0];
+    if (drafts.length === 0 || seq === null || seq === undefined) return;
+    this.listeners.emit(committedChanges(drafts, Number(seq), now));
+    this.announcer?.announce(Number(seq) + drafts.length - 1);
   }
 
   /** Runs `fn` in a transaction on one client, all of it again on serialization failures and deadlocks. */
@@ -882,33 +824,26 @@ export class PostgresDriver implements StorageDriver {
         '"_eg_touch"',
       );
 
-    // $1: the records as one JSON array, read as rows of the table's type (each column from the
-    // member of its name; fixed columns are literals); $2: entity; $3: now; with events, $4…$6
-    // their parameters.
+    // $1…$n: one TEXT[] per column; $n+1: entity; $n+2: now; with events, $n+3…$n+5 their arrays.
+    const input = columns.map((_, i) => `"_${i + 1}"`);
     const insertTouch = touch(
       'last_create_ms',
       `(SELECT count(*) AS "n" FROM "_eg_rows") AS "_eg_count" WHERE "_eg_count"."n" > 0`,
-      '$2',
-      '$3',
+      `$${n + 1}`,
+      `$${n + 2}`,
     );
     const insert = `WITH "_eg_rows" AS (
   INSERT INTO ${tableSql} (${[...names, created, updated, version].join(', ')})
-  SELECT ${columns
-    .map((c) =>
-      c.fixed === undefined
-        ? `"_eg_input".${quoteIdent(c.name)}`
-        : `${quoteLiteral(c.fixed)}::${castType(c.kind)}`,
-    )
-    .join(', ')}, $3::BIGINT, $3::BIGINT, 1
-    FROM json_populate_recordset(NULL::${tableSql}, $1::JSON) AS "_eg_input"
+  SELECT ${columns.map((c, i) => `"_eg_input".${input[i]}::${castType(c.kind)}`).join(', ')}, $${n + 2}::BIGINT, $${n + 2}::BIGINT, 1
+    FROM unnest(${columns.map((_, i) => `$${i + 1}::TEXT[]`).join(', ')}) AS "_eg_input"(${input.join(', ')})
   RETURNING 1
 )${
       events
         ? `, "_eg_touch" AS (
   ${insertTouch}
   RETURNING 1
-), ${appendAfterTouch(4, '$2', '$3')}
-SELECT string_agg("arrival"::TEXT, ',' ORDER BY "arrival") FROM "_eg_events"`
+), ${appendAfterTouch(n + 3, `$${n + 1}`, `$${n + 2}`)}
+SELECT min("seq") FROM "_eg_events"`
         : `
 ${insertTouch}`
     }`;
@@ -926,7 +861,7 @@ ${insertTouch}`
 )${
       events
         ? `, ${appendAfterTouch(n + 4 + k, `$${n + 3 + k}`, `$${n + 1}`)}
-SELECT ${version}, (SELECT string_agg("arrival"::TEXT, ',' ORDER BY "arrival") FROM "_eg_events") FROM "_eg_updated"`
+SELECT ${version}, (SELECT min("seq") FROM "_eg_events") FROM "_eg_updated"`
         : `
 SELECT ${version} FROM "_eg_updated"`
     }`;
@@ -1079,29 +1014,6 @@ function valueOf(column: ColumnDescriptor, record: StoredFields): unknown {
 /** A field value as a bound parameter (pg sends it as text; the statement gives its type). */
 function toParam(table: string, column: ColumnDescriptor, value: unknown): unknown {
   return toText(table, column, value);
-}
-
-/**
- * Rejects a value `toText` would reject (the JSON of an insert would carry it as something else:
- * `NaN` as null, a string as a boolean).
- */
-function checkValue(table: string, column: ColumnDescriptor, value: unknown): void {
-  if (value === undefined || value === null || column.fixed !== undefined) return;
-  switch (column.kind) {
-    case 'boolean':
-      if (typeof value !== 'boolean') {
-        throw new TypeError(`${table}.${column.name}: expected a boolean, got ${typeof value}`);
-      }
-      return;
-    case 'integer':
-    case 'double':
-      if (typeof value === 'number' && !Number.isFinite(value)) {
-        throw new TypeError(`${table}.${column.name}: expected a finite number, got ${value}`);
-      }
-      return;
-    default:
-      return;
-  }
 }
 
 /** A field value as the text PostgreSQL parses for the column's type, or NULL. */

@@ -45,8 +45,8 @@
  * double DOUBLE PRECISION · decimal NUMERIC (read back as the exact canonical string) · boolean
  * BOOLEAN · date DATE ('YYYY-MM-DD') · datetime TIMESTAMPTZ ('YYYY-MM-DDTHH:mm:ss.sssZ') · json
  * JSONB. Bookkeeping: `_eg_created_ms BIGINT`, `_eg_updated_ms BIGINT`, `_eg_version INTEGER`;
- * tables `_eg_activity`, `_eg_secrets`, and the change events' outbox `_eg_events` with its
- * queue `_eg_event_queue` and seq counter `_eg_event_seq` (outbox.ts). Type parsers are set per pool, never on the process-wide
+ * tables `_eg_activity`, `_eg_secrets`, and the change events' outbox `_eg_events` with its seq
+ * counter `_eg_event_seq` (outbox.ts). Type parsers are set per pool, never on the process-wide
  * `pg.types`.
  *
  * ## Unavailability

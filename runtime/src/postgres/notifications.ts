@@ -4,10 +4,11 @@
  * connection of its own. The outbox stays the truth: a notification only says "read from your
  * last seq", and what a lost one would have said is found by the readers' polling.
  *
- * The NOTIFY is not part of a transaction that writes: a notifying commit takes a database-wide
- * lock and queues the message. An instance announces right after its outbox relay numbered
- * changes (outbox.ts) instead, at most one NOTIFY in flight (further relays meanwhile make one
- * more), committed asynchronously (a lost notification costs a poll interval, never a change).
+ * The NOTIFY is not part of the write's transaction: a notifying commit takes a database-wide
+ * lock and queues the message, work that would lengthen the section in which the outbox's
+ * counter serialises writers (outbox.ts). An instance announces right after its commits instead,
+ * at most one NOTIFY in flight (further commits meanwhile make one more), committed
+ * asynchronously (a lost notification costs a poll interval, never a change).
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';

@@ -200,10 +200,8 @@ export function tableIndexes(
 export const SECRETS_TABLE = '_eg_secrets';
 /** The outbox: one row per committed change (SPEC §9; see outbox.ts). */
 export const EVENTS_TABLE = '_eg_events';
-/** The one-row counter of the outbox's seqs: the last one handed out. */
+/** The one-row counter that hands out the outbox's seqs. */
 export const EVENT_SEQ_TABLE = '_eg_event_seq';
-/** Where writes append their changes before the relay numbers them (see outbox.ts). */
-export const EVENT_QUEUE_TABLE = '_eg_event_queue';
 
 export function createSecretsTableSql(schema: string | undefined): string {
   return `CREATE TABLE IF NOT EXISTS ${qualify(schema, SECRETS_TABLE)} (
