@@ -10,46 +10,13 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KeyValue, ListQuery, TableDescriptor } from '../../runtime/src/driver.js';
-import { tableOf, type EntitySchema } from '../../runtime/src/schema.js';
+import { tableOf } from '../../runtime/src/schema.js';
 import { sqliteDdl } from '../../runtime/src/ddl.js';
 import { openSqlite, type SqliteDriver } from '../../runtime/src/sqlite/index.js';
 import { compositeIndexes } from '../../runtime/src/indexes.js';
+import { entity, INDEXED, PLAIN, record, ROWS } from './composite-index-fixture.js';
 
 const root = mkdtempSync(join(tmpdir(), 'eg-composite-index-'));
-
-const entity = (indexes?: string[][]): EntitySchema => ({
-  name: 'PRODUCT',
-  lk: ['code'],
-  fields: [
-    { name: 'code', type: 'STRING', required: true },
-    { name: 'category', type: 'STRING' },
-    { name: 'price', type: 'DECIMAL', required: true },
-    { name: 'rating', type: 'INTEGER' },
-    { name: 'status', type: 'ENUM', enums: ['ACTIVE', 'RETIRED'] },
-  ],
-  ...(indexes === undefined ? {} : { indexes }),
-});
-
-const INDEXED = tableOf(
-  entity([
-    ['category', '-price'],
-    ['status', 'rating'],
-  ]),
-  new Set(),
-);
-// The same table under another name, without the indexes: the reference answers.
-const PLAIN: TableDescriptor = { ...tableOf(entity(), new Set()), table: 'product_plain' };
-
-const ROWS = 20_000;
-const code = (i: number): string => `p${String(i).padStart(6, '0')}`;
-const record = (i: number): Record<string, unknown> => ({
-  code: code(i),
-  ...(i % 13 === 0 ? {} : { category: `cat-${i % 20}` }),
-  // Many equal prices, so the key tie-break matters.
-  price: ((i * 7919) % 500).toFixed(2),
-  ...(i % 9 === 0 ? {} : { rating: (i * 31) % 50 }),
-  status: i % 3 === 0 ? 'RETIRED' : 'ACTIVE',
-});
 
 let driver: SqliteDriver;
 

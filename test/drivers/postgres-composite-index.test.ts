@@ -10,7 +10,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KeyValue, ListQuery, TableDescriptor } from '../../runtime/src/driver.js';
 import { PostgresDriver } from '../../runtime/src/postgres/index.js';
-import { tableOf, type EntitySchema } from '../../runtime/src/schema.js';
+import { INDEXED, PLAIN, record, ROWS } from './composite-index-fixture.js';
 
 const url = process.env['TEST_DATABASE_URL'];
 
@@ -29,37 +29,6 @@ if (url === undefined || url === '') {
       await client.end();
     }
   };
-
-  const entity = (indexes?: string[][]): EntitySchema => ({
-    name: 'PRODUCT',
-    lk: ['code'],
-    fields: [
-      { name: 'code', type: 'STRING', required: true },
-      { name: 'category', type: 'STRING' },
-      { name: 'price', type: 'DECIMAL', required: true },
-      { name: 'rating', type: 'INTEGER' },
-      { name: 'status', type: 'ENUM', enums: ['ACTIVE', 'RETIRED'] },
-    ],
-    ...(indexes === undefined ? {} : { indexes }),
-  });
-  const INDEXED = tableOf(
-    entity([
-      ['category', '-price'],
-      ['status', 'rating'],
-    ]),
-    new Set(),
-  );
-  const PLAIN: TableDescriptor = { ...tableOf(entity(), new Set()), table: 'product_plain' };
-
-  const ROWS = 20_000;
-  const code = (i: number): string => `p${String(i).padStart(6, '0')}`;
-  const record = (i: number): Record<string, unknown> => ({
-    code: code(i),
-    ...(i % 13 === 0 ? {} : { category: `cat-${i % 20}` }),
-    price: ((i * 7919) % 500).toFixed(2),
-    ...(i % 9 === 0 ? {} : { rating: (i * 31) % 50 }),
-    status: i % 3 === 0 ? 'RETIRED' : 'ACTIVE',
-  });
 
   let driver: PostgresDriver;
 
