@@ -42,6 +42,7 @@ import {
   removeDb,
   RESULTS,
   ROOT,
+  seedCategories,
   shopOperations,
   sqliteUrl,
 } from './lib/setup.mjs';
@@ -94,8 +95,7 @@ async function subscribe(url, onChange) {
     try {
       for await (const chunk of response.body) {
         buffer += decoder.decode(chunk, { stream: true });
-        let end;
-        while ((end = buffer.indexOf('\n')) !== -1) {
+        for (let end = buffer.indexOf('\n'); end !== -1; end = buffer.indexOf('\n')) {
           const line = buffer.slice(0, end);
           buffer = buffer.slice(end + 1);
           if (line.startsWith('event: ')) event = line.slice(7);
@@ -124,6 +124,7 @@ async function startShop(shop, name, env, store) {
 }
 
 async function seed(server) {
+  await seedCategories(server.url);
   const records = [];
   for (let n = 0; n < SEED; n++) records.push(productRecord(productCode(n), n));
   for (let from = 0; from < SEED; from += BATCH)
@@ -211,6 +212,7 @@ async function throughput(shop, label, store) {
 async function latency(shop, label, store, subscriberCount) {
   log(`${label}: event latency at ${RATE} writes/s with ${subscriberCount} subscriber(s)`);
   const server = await startShop(shop, `${label}-latency-${subscriberCount}`, {}, store);
+  await seedCategories(server.url);
   const sent = new Map();
   const latencies = [];
   const counts = Array.from({ length: subscriberCount }, () => new Map());
@@ -292,7 +294,7 @@ async function withPostgres(fn) {
     };
     return { version, ...(await fn(store)) };
   } finally {
-    await admin.query(`DROP DATABASE IF EXISTS ${PG_DB} WITH (FORCE)`).catch(() => {});
+    await admin.query(`DROP DATABASE IF EXISTS ${PG_DB} WITH (FORCE)`).catch(() => undefined);
     await admin.end();
   }
 }

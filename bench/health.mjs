@@ -133,6 +133,13 @@ async function main() {
   if (built.status !== 0 || !existsSync(join(SERVICE, 'dist', 'server.js')))
     throw new Error('build failed');
   const seeder = await start({});
+  // PRODUCT.category has onDelete: RESTRICT: the categories the products name exist first.
+  const categories = await fetch(`${seeder.base}/data/category`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ data: Array.from({ length: 50 }, (_, n) => ({ name: `c${n}` })) }),
+  });
+  if (!categories.ok) throw new Error(`seeding failed: ${await categories.text()}`);
   for (let first = 0; first < RECORDS; first += 5000) {
     const data = Array.from({ length: Math.min(5000, RECORDS - first) }, (_, i) => ({
       code: `p${first + i}`,

@@ -15,41 +15,35 @@
 // following meta.next). Latency is per request including reading the body; p50/p99 over
 // --requests requests per round, then the median over rounds. It prints a markdown table; it
 // asserts no timing, only that the cursor page holds the same records as the offset page.
-import { Buffer } from 'node:buffer';
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
-import { Agent, request } from 'node:http';
-import { createServer } from 'node:net';
+import { mkdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
-import { dirname, join, relative } from 'node:path';
+import { join, relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { clearTimeout, setTimeout } from 'node:timers';
-import { fileURLToPath } from 'node:url';
+import {
+  agent,
+  generateService,
+  getJson,
+  log,
+  median,
+  parseOptions,
+  requireBuild,
+  seedListingShop,
+  startService,
+  timePath as timeRequests,
+} from './lib/service.mjs';
+import { ROOT } from './lib/setup.mjs';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const OUT = join(ROOT, 'bench', 'output', 'paging');
 const SERVICE = join(OUT, 'service');
-const CLI = join(ROOT, 'dist', 'cli', 'main.js');
-const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-const RUNTIME = join(ROOT, 'runtime', 'dist', 'index.js');
 const SCHEMA = 'fixtures/shop/shop.yaml';
 
 // --- Options -----------------------------------------------------------------------------------
 const argv = process.argv.slice(2);
-const QUICK = argv.includes('--quick');
-const option = (name) => {
-  const found = argv.find((a) => a.startsWith(`--${name}=`));
-  if (found === undefined) return undefined;
-  const value = Number(found.slice(name.length + 3));
-  if (!Number.isSafeInteger(value) || value < 1)
-    throw new Error(`--${name} needs a positive integer`);
-  return value;
-};
-for (const arg of argv) {
-  if (arg !== '--quick' && !/^--(records|depth|limit|requests|rounds)=/.test(arg)) {
-    throw new Error(`Unknown option ${arg}; see the header of bench/paging.mjs`);
-  }
-}
+const { quick: QUICK, option } = parseOptions(
+  argv,
+  ['records', 'depth', 'limit', 'requests', 'rounds'],
+  'paging.mjs',
+);
 const RECORDS = option('records') ?? (QUICK ? 20_000 : 100_000);
 const DEPTH = option('depth') ?? Math.floor(RECORDS * 0.9);
 const LIMIT = option('limit') ?? 100;
@@ -57,6 +51,7 @@ const REQUESTS = option('requests') ?? (QUICK ? 30 : 100);
 const ROUNDS = option('rounds') ?? (QUICK ? 1 : 3);
 const WARMUP = QUICK ? 5 : 20;
 const SEED_BATCH = 5_000;
+const CATEGORIES = 50;
 if (DEPTH + LIMIT > RECORDS) throw new Error('--depth + --limit must not exceed --records');
 
 /** Sort orders measured: query (without paging) and a label. */
@@ -68,147 +63,7 @@ const ORDERS = [
 ];
 
 // --- Helpers -----------------------------------------------------------------------------------
-const log = (text) => process.stderr.write(`${text}\n`);
-
-function run(command, args) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (chunk) => (output += chunk));
-    child.stderr.on('data', (chunk) => (output += chunk));
-    child.once('error', reject);
-    child.once('exit', (code) =>
-      code === 0
-        ? resolve(output)
-        : reject(new Error(`${command} ${args.join(' ')} failed (${code}):\n${output}`)),
-    );
-  });
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-
-/** One HTTP request; resolves `{status, body, ms}` with the time until the body was read. */
-function http(base, method, path, body) {
-  return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    const started = performance.now();
-    const req = request(
-      `${base}${path}`,
-      {
-        method,
-        agent,
-        headers:
-          payload === undefined
-            ? {}
-            : { 'content-type': 'application/json', 'content-length': payload.length },
-      },
-      (res) => {
-        const chunks = [];
-        res.on('data', (chunk) => chunks.push(chunk));
-        res.on('end', () => {
-          const ms = performance.now() - started;
-          const text = Buffer.concat(chunks).toString('utf8');
-          resolve({ status: res.statusCode, text, ms });
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
-
-async function getJson(base, path) {
-  const response = await http(base, 'GET', path);
-  if (response.status !== 200)
-    throw new Error(`GET ${path}: ${response.status} ${response.text.slice(0, 300)}`);
-  return JSON.parse(response.text);
-}
-
-function quantile(sorted, q) {
-  if (sorted.length === 0) return NaN;
-  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
-  return sorted[index];
-}
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
-
-/** Times `requests` sequential GETs of `path` (after a warm-up); returns `{p50, p99}` in ms. */
-async function timePath(base, path) {
-  for (let i = 0; i < WARMUP; i++) await getJson(base, path);
-  const times = [];
-  for (let i = 0; i < REQUESTS; i++) {
-    const response = await http(base, 'GET', path);
-    if (response.status !== 200) throw new Error(`GET ${path}: ${response.status}`);
-    times.push(response.ms);
-  }
-  times.sort((a, b) => a - b);
-  return { p50: quantile(times, 0.5), p99: quantile(times, 0.99) };
-}
-
-/** A deterministic PRNG (mulberry32). */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const WORDS = [
-  'alpha',
-  'bravo',
-  'cedar',
-  'delta',
-  'ember',
-  'fjord',
-  'gamma',
-  'harbor',
-  'iris',
-  'jade',
-];
-
-/** The n-th PRODUCT record: a plausible size, with ties on price and stock. */
-function product(n, random) {
-  const pick = (list) => list[Math.floor(random() * list.length)];
-  return {
-    code: `P${String(n).padStart(7, '0')}`,
-    name: `${pick(WORDS)} ${pick(WORDS)} ${Math.floor(random() * 1_000_000)}`,
-    category: `cat-${n % 50}`,
-    price: (100 + Math.floor(random() * 20_000)) / 100,
-    stock: Math.floor(random() * 1000),
-    weightKg: Math.floor(random() * 10_000) / 1000,
-    available: random() < 0.7,
-    releaseDate: `20${10 + Math.floor(random() * 15)}-0${1 + Math.floor(random() * 9)}-1${Math.floor(random() * 9)}`,
-    status: pick(['DRAFT', 'ACTIVE', 'RETIRED']),
-    size: pick(['S', 'M', 'L']),
-    dimensions: {
-      width: 1 + Math.floor(random() * 100),
-      height: 1 + Math.floor(random() * 100),
-      unit: 'cm',
-    },
-    tags: [pick(WORDS), pick(WORDS)],
-  };
-}
+const timePath = (base, path) => timeRequests(base, path, { warmup: WARMUP, requests: REQUESTS });
 
 const fmt = (ms) => (Number.isFinite(ms) ? `${ms < 10 ? ms.toFixed(2) : ms.toFixed(1)} ms` : 'n/a');
 
@@ -216,57 +71,20 @@ const fmt = (ms) => (Number.isFinite(ms) ? `${ms < 10 ? ms.toFixed(2) : ms.toFix
 let server;
 
 async function main() {
-  for (const [file, hint] of [
-    [CLI, 'dist/cli'],
-    [RUNTIME, 'runtime/dist'],
-  ]) {
-    if (!existsSync(file)) throw new Error(`${hint} is missing: run \`npm run build\` first`);
-  }
+  requireBuild();
   const started = performance.now();
   rmSync(OUT, { recursive: true, force: true });
   mkdirSync(OUT, { recursive: true });
 
   log(`generating ${SCHEMA} into ${relative(ROOT, SERVICE)} and compiling it`);
-  await run(process.execPath, [CLI, 'generate', SCHEMA, '-o', relative(ROOT, SERVICE)]);
-  await run(process.execPath, [TSC, '-p', SERVICE, '--noCheck']);
+  await generateService(join(ROOT, SCHEMA), SERVICE);
 
-  const database = join(OUT, 'paging.db');
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  server = spawn(process.execPath, [join(SERVICE, 'dist', 'server.js')], {
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATABASE_URL: `sqlite:${database}`,
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let serverErr = '';
-  server.stderr.on('data', (chunk) => (serverErr = (serverErr + chunk).slice(-4000)));
-  for (let attempt = 0; ; attempt++) {
-    if (server.exitCode !== null) throw new Error(`the service exited:\n${serverErr}`);
-    try {
-      if ((await http(base, 'GET', '/health')).status === 200) break;
-    } catch {
-      // not listening yet
-    }
-    if (attempt > 300) throw new Error(`the service did not start:\n${serverErr}`);
-    await sleep(100);
-  }
+  server = await startService(SERVICE, `sqlite:${join(OUT, 'paging.db')}`);
+  const { base } = server;
 
   log(`seeding ${RECORDS} PRODUCT records in batches of ${SEED_BATCH}`);
   const seedStarted = performance.now();
-  const random = prng(42);
-  for (let first = 0; first < RECORDS; first += SEED_BATCH) {
-    const batch = [];
-    for (let n = first; n < Math.min(RECORDS, first + SEED_BATCH); n++)
-      batch.push(product(n, random));
-    const response = await http(base, 'POST', '/data/PRODUCT', { data: batch });
-    if (response.status !== 200)
-      throw new Error(`seeding failed: ${response.status} ${response.text.slice(0, 300)}`);
-  }
+  await seedListingShop(base, { records: RECORDS, categories: CATEGORIES, batch: SEED_BATCH });
   const seedSeconds = (performance.now() - seedStarted) / 1000;
   const count = (await getJson(base, '/entity/PRODUCT/recordCounts')).data.count;
   if (count !== RECORDS) throw new Error(`expected ${RECORDS} records, found ${count}`);
@@ -346,12 +164,7 @@ async function main() {
 }
 
 async function stopServer() {
-  if (server === undefined || server.exitCode !== null) return;
-  const exited = new Promise((resolve) => server.once('exit', resolve));
-  server.kill('SIGTERM');
-  const timer = setTimeout(() => server.kill('SIGKILL'), 10_000);
-  await exited;
-  clearTimeout(timer);
+  await server?.stop();
 }
 
 process.once('SIGINT', () => {

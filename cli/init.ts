@@ -8,7 +8,15 @@ import { join } from 'node:path';
 /** The file `init` writes. */
 export const EXAMPLE_SCHEMA_FILE = 'schema.yaml';
 
-const EXAMPLE_SCHEMA = `# An ENTITY schema for entity-gen: one YAML document per entity, separated by ---.
+/**
+ * Where editors with the YAML language server find the JSON Schema of schema files: the copy in
+ * the locally installed CLI package, so completion matches the version that generates.
+ */
+export const SCHEMA_MODELINE =
+  '# yaml-language-server: $schema=./node_modules/@entity-gen/cli/schemas/entity-schema.json';
+
+const EXAMPLE_SCHEMA = `${SCHEMA_MODELINE}
+# An ENTITY schema for entity-gen: one YAML document per entity, separated by ---.
 # Every key is described in the schema reference (docs/schema.md of entity-gen).
 type: ENTITY
 entity:
@@ -18,7 +26,7 @@ entity:
   fields:
     - { name: isbn, type: STRING }
     - { name: title, type: STRING, required: true }
-    - { name: price, type: DECIMAL }                    # kept exactly, answered as "12.50"
+    - { name: price, type: DECIMAL }                    # exact; "12.50" is answered as "12.5"
     - { name: published, type: DATE }                   # YYYY-MM-DD
     - { name: format, type: ENUM, enums: [HARDCOVER, PAPERBACK, EBOOK] }
     - { name: tags, type: ARRAY, array: { type: STRING } }

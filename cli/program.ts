@@ -1,3 +1,7 @@
+/**
+ * The command line: the commander program with every `entity-gen` command and option, exit codes,
+ * and `main`, which runs it with the given arguments and environment.
+ */
 import { resolve } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { formatDiagnostic, type Diagnostic } from './diagnostics.js';
@@ -7,10 +11,10 @@ import {
   displayPath,
   resolveRequest,
   type GenerationFlags,
-} from './invocation.js';
+} from './run/invocation.js';
 import { generatorVersion } from './generate/paths.js';
 import { isUpToDate, planChanges, type Plan } from './plan/index.js';
-import type { GenerationRequest, PreparedGeneration } from './plan/prepare.js';
+import type { GenerationRequest, PreparedGeneration } from './run/prepare.js';
 import {
   countPlan,
   describeConflict,
@@ -26,7 +30,7 @@ import { readSchemaSources } from './schema/index.js';
  * that generate: `validate`, `--help` and `--version` stay fast.
  */
 async function prepareGeneration(request: GenerationRequest): Promise<PreparedGeneration> {
-  const prepare = await import('./plan/prepare.js');
+  const prepare = await import('./run/prepare.js');
   return prepare.prepareGeneration(request);
 }
 
@@ -98,7 +102,7 @@ export function createProgram(context: ProgramContext): Command {
           return plan.blocked ? reportBlocked(plan, io, false) : EXIT_OK;
         }
         if (plan.blocked) return reportBlocked(plan, io, true);
-        const { applyChanges } = await import('./write.js');
+        const { applyChanges } = await import('./run/write.js');
         await applyChanges(resolve(request.outputDir), planChanges(plan));
         const total = plan.files.filter(
           (file) => file.owner !== 'manifest' && file.action !== 'delete',
@@ -275,9 +279,14 @@ function withGenerationOptions(command: Command): Command {
     )
     .option('--allow-data-loss', 'allow migrations that drop stored data (columns, tables)')
     .option(
+      '--clear-dangling-references',
+      'when a reference gains onDelete, clear its stored values that name no record',
+    )
+    .option(
       '--no-codemod',
       'leave your own files (src/hooks, src/server.ts, …) as they are when the schema renames something',
-    );
+    )
+    .option('--no-typecheck', 'do not type-check your own files against the generated code');
 }
 
 /** Prints a usage problem; returns the exit code of wrong usage. */

@@ -75,7 +75,7 @@ const types = {
   },
 };
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10, types });
-pool.on('error', () => {});
+pool.on('error', () => undefined);
 for (const statement of DDL) await pool.query(statement);
 
 function decode(row) {

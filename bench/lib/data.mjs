@@ -39,6 +39,17 @@ export function categoryName(n) {
   return `cat-${String(n % CATEGORY_COUNT).padStart(3, '0')}`;
 }
 
+/**
+ * The CATEGORY records the products name (`categoryName`): the shop's PRODUCT.category has
+ * `onDelete: RESTRICT`, so they are inserted before any product.
+ */
+export function categoryRecords() {
+  return Array.from({ length: CATEGORY_COUNT }, (_, n) => ({
+    name: categoryName(n),
+    description: `Category ${n}`,
+  }));
+}
+
 /** A canonical DECIMAL text (what the generated converter would return). */
 function decimalText(cents) {
   return String(cents / 100);
@@ -58,7 +69,8 @@ export function productRecord(code, n) {
   const pick = (list) => list[Math.floor(random() * list.length)];
   const record = {
     code,
-    name: `Product ${n} ${pick(WORDS)} ${pick(WORDS)}`,
+    // Unique within its category (the shop's unique [category, name]): the key is part of it.
+    name: `Product ${code} ${pick(WORDS)} ${pick(WORDS)}`,
     category: categoryName(n),
     price: decimalText(100 + Math.floor(random() * 99_900)),
     stock: Math.floor(random() * 1000),
@@ -208,7 +220,7 @@ export function syntheticSchemaYaml(count) {
       `      required: true`,
       `      index: true`,
     ];
-    typesOf(e).forEach((type, i) => lines.push(...fieldYaml(type, i, 4)));
+    for (const [i, type] of typesOf(e).entries()) lines.push(...fieldYaml(type, i, 4));
     documents.push(lines.join('\n'));
   }
   return `# Synthetic schema of ${count} entities (bench/lib/data.mjs); do not edit.\n${documents.join('\n---\n')}\n`;
@@ -316,6 +328,46 @@ export function fiveFieldRecord(id, n) {
     price: Math.round(random() * 1e6) / 100 + 0.5,
     active: random() < 0.5,
   };
+}
+
+// --- The ITEM table of the Platformatic DB comparison ------------------------------------------------
+
+/**
+ * The five-field ITEM of the peer comparison (bench/baselines/platformatic/migrations holds the same
+ * table for Platformatic DB): key, indexed name, INTEGER, DOUBLE, BOOL, and the composite index
+ * [available, -price] that serves `available=true` pages sorted by descending price.
+ */
+export function peerSchemaYaml() {
+  return [
+    '# The ITEM of the Platformatic DB comparison (bench/lib/data.mjs); do not edit.',
+    'type: ENTITY',
+    'entity:',
+    '  name: ITEM',
+    '  lk: [id]',
+    '  indexes:',
+    '    - [available, -price]',
+    '  fields:',
+    '    - name: id',
+    '      type: STRING',
+    '      required: true',
+    '    - name: name',
+    '      type: STRING',
+    '      required: true',
+    '      index: true',
+    '    - name: qty',
+    '      type: INTEGER',
+    '    - name: price',
+    '      type: DOUBLE',
+    '    - name: available',
+    '      type: BOOL',
+    '',
+  ].join('\n');
+}
+
+/** A valid ITEM record of the peer comparison (the five-field record, `active` named `available`). */
+export function peerRecord(id, n) {
+  const { active, ...rest } = fiveFieldRecord(id, n);
+  return { ...rest, available: active };
 }
 
 function pick(random, list) {

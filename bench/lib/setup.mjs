@@ -13,7 +13,13 @@ import {
 } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { categoryName, CATEGORY_COUNT, productCode, productRecord } from './data.mjs';
+import {
+  CATEGORY_COUNT,
+  categoryName,
+  categoryRecords,
+  productCode,
+  productRecord,
+} from './data.mjs';
 import { timedRequest } from './load.mjs';
 import { runCommand, startServer } from './servers.mjs';
 import { performance } from 'node:perf_hooks';
@@ -28,7 +34,7 @@ export const CLI = join(ROOT, 'dist', 'cli', 'main.js');
 /** Records per bulk POST (seeding and the bulk benchmark). */
 export const BATCH = 10_000;
 
-const quiet = () => {};
+const quiet = () => undefined;
 
 function newestMtime(dir, filter) {
   let newest = 0;
@@ -204,9 +210,15 @@ export function shopOperations(seedCount) {
   };
 }
 
+/** Inserts the categories the seeded products name (`categoryRecords`) into the service at `url`. */
+export async function seedCategories(url) {
+  await postJson(`${url}/data/category`, JSON.stringify({ data: categoryRecords() }));
+}
+
 /**
- * A SQLite file holding `count` PRODUCT records, inserted through the generated shop service in
- * POSTs of 10 000 (cached between runs; the service is stopped, so the WAL is checkpointed).
+ * A SQLite file holding the categories and `count` PRODUCT records, inserted through the
+ * generated shop service in POSTs of 10 000 (cached between runs; the service is stopped, so the
+ * WAL is checkpointed).
  */
 export async function seedShopDb(shopDir, count, { log = quiet, onSeeded = quiet } = {}) {
   const seedDb = join(DATA, `seed-${count}.db`);
@@ -228,6 +240,7 @@ export async function seedShopDb(shopDir, count, { log = quiet, onSeeded = quiet
     DATABASE_URL: sqliteUrl(seedDb),
   });
   try {
+    await seedCategories(seeder.url);
     for (let from = 0; from < count; from += BATCH) {
       const records = [];
       for (let n = from; n < Math.min(count, from + BATCH); n++)

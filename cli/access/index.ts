@@ -10,6 +10,8 @@
  * - `public` needs no credentials, `authenticated` any valid principal; other names are roles.
  * - `owner` names a top-level STRING, INTEGER or ENTITY_REF field; a single-record entity cannot
  *   have one (its one record has no owner).
+ * - The file's structure is schemas/access.json, checked by json-schema.ts; only the rules between
+ *   the file and the schema model are code here.
  */
 import { sortDiagnostics, type Diagnostic } from '../diagnostics.js';
 import type { EntityModel, SchemaModel } from '../model/types.js';
@@ -18,7 +20,9 @@ import { parseSchemaText } from '../schema/parse.js';
 import { Reporter, type Position } from '../schema/report.js';
 import type { SchemaDiagnosticCode } from '../schema/codes.js';
 import { suggestionSuffix } from '../schema/suggest.js';
-import { describeNode } from '../schema/values.js';
+import { structureProblems, type StructureProblem } from '../schema/json-schema.js';
+import { describeNode, entryOf } from '../schema/values.js';
+import { SCHEMA_KEY } from '../schema/validate.js';
 
 import { ACCESS_METHODS, type AccessMethod, type EntityAccess } from './types.js';
 
@@ -87,11 +91,6 @@ export function loadAccess(
   if (reporter.diagnostics.length > 0)
     return { access: undefined, diagnostics: sortDiagnostics(reporter.diagnostics) };
   const root = roots[0];
-  const given = new Map<
-    string,
-    { methods: Partial<Record<AccessMethod, string[]>>; owner?: string }
-  >();
-  let defaults = DEFAULT_ROLES;
   if (roots.length > 1) {
     reporter.add(
       roots[1]!.position,
@@ -99,27 +98,11 @@ export function loadAccess(
       'The access file holds more than one document; put every rule into one mapping',
     );
   }
-  if (root === undefined || root.kind !== 'map') {
-    reporter.add(
-      root?.position ?? { line: 1, column: 1 },
-      'ACCESS_INVALID_VALUE',
-      'The access file must be a mapping with entities (rules per entity) and default (roles)',
-    );
-  } else {
-    for (const entry of root.entries) {
-      if (entry.key === 'default') {
-        defaults = readRoles(entry, 'default', reporter) ?? defaults;
-      } else if (entry.key === 'entities') {
-        readEntities(entry.value, model, given, reporter);
-      } else {
-        reporter.add(
-          entry.keyPosition,
-          'ACCESS_UNKNOWN_KEY',
-          `Unknown key '${entry.key}' in the access file; it holds entities and default${suggestionSuffix(entry.key, ['entities', 'default'])}`,
-        );
-      }
-    }
+  if (root === undefined) {
+    reporter.add({ line: 1, column: 1 }, 'ACCESS_INVALID_VALUE', NOT_A_MAPPING);
+    return { access: undefined, diagnostics: sortDiagnostics(reporter.diagnostics) };
   }
+  const { given, defaults } = readRules(root, model, reporter);
   if (reporter.diagnostics.length > 0)
     return { access: undefined, diagnostics: sortDiagnostics(reporter.diagnostics) };
   const access = new Map<string, EntityAccess>();
@@ -136,123 +119,168 @@ export function loadAccess(
   return { access, diagnostics: [] };
 }
 
-function readEntities(
-  node: SchemaNode,
+const NOT_A_MAPPING =
+  'The access file must be a mapping with entities (rules per entity) and default (roles)';
+
+interface EntityRules {
+  methods: Partial<Record<AccessMethod, string[]>>;
+  owner?: string;
+}
+
+/**
+ * The rules the file gives, after its structure (schemas/access.json) is checked: what has the
+ * wrong shape is reported from there and skipped here, where only names are resolved against the
+ * schema model. Rules of an entity that is unknown or listed twice are not checked at all.
+ */
+function readRules(
+  root: SchemaNode,
   model: SchemaModel,
-  given: Map<string, { methods: Partial<Record<AccessMethod, string[]>>; owner?: string }>,
+  reporter: AccessReporter,
+): { given: Map<string, EntityRules>; defaults: readonly string[] } {
+  const given = new Map<string, EntityRules>();
+  /** The entities' keys as written, with the entity they name, for the structure messages. */
+  const checked = new Map<string, EntityModel>();
+  const entities = root.kind === 'map' ? entryOf(root, 'entities')?.value : undefined;
+  if (entities?.kind === 'map') {
+    const byName = new Map(model.entities.map((entity) => [entity.name.toUpperCase(), entity]));
+    const names = model.entities.map((entity) => entity.name);
+    for (const entry of entities.entries) {
+      const entity = byName.get(entry.key.toUpperCase());
+      if (entity === undefined) {
+        reporter.add(
+          entry.keyPosition,
+          'ACCESS_UNKNOWN_ENTITY',
+          `Entity ${entry.key} is not defined in the schema${suggestionSuffix(entry.key, names)}`,
+        );
+      } else if (given.has(entity.name)) {
+        reporter.add(
+          entry.keyPosition,
+          'ACCESS_DUPLICATE_ENTITY',
+          `Entity ${entity.name} is listed twice in the access file (names compare case-insensitively)`,
+        );
+      } else {
+        checked.set(entry.key, entity);
+        given.set(entity.name, readEntityRules(entry.value, entity, reporter));
+      }
+    }
+  }
+  for (const problem of structureProblems(root, 'access')) {
+    reportStructure(problem, checked, reporter);
+  }
+  const defaultsNode = root.kind === 'map' ? entryOf(root, 'default')?.value : undefined;
+  return { given, defaults: (defaultsNode && roles(defaultsNode)) ?? DEFAULT_ROLES };
+}
+
+/** Words one structure problem of the access file (its path: /default/…, /entities/NAME/…). */
+function reportStructure(
+  { error, path, node, unknownKey }: StructureProblem,
+  checked: ReadonlyMap<string, EntityModel>,
   reporter: AccessReporter,
 ): void {
-  if (node.kind !== 'map') {
+  const [top, entityKey, method, index] = path;
+  const entity = entityKey === undefined ? undefined : checked.get(entityKey);
+  if (top === 'entities' && entityKey !== undefined && entity === undefined) return;
+  if (error.keyword === 'additionalProperties' && unknownKey !== undefined) {
+    const key = unknownKey.key;
+    if (entity === undefined) {
+      reporter.add(
+        unknownKey.keyPosition,
+        'ACCESS_UNKNOWN_KEY',
+        `Unknown key '${key}' in the access file; it holds entities and default${suggestionSuffix(key, ['entities', 'default'])}`,
+      );
+    } else {
+      reporter.add(
+        unknownKey.keyPosition,
+        'ACCESS_UNKNOWN_METHOD',
+        `Unknown method '${key}' for entity ${entity.name}; use ${ACCESS_METHODS.join(', ')} or owner${suggestionSuffix(key, [...ACCESS_METHODS, 'owner'])}`,
+      );
+    }
+    return;
+  }
+  const label = entity === undefined ? 'default' : `${method} of entity ${entity.name}`;
+  const roleIndex = entity === undefined ? entityKey : index;
+  if (top === undefined) {
+    reporter.add(node.position, 'ACCESS_INVALID_VALUE', NOT_A_MAPPING);
+  } else if (top === SCHEMA_KEY) {
+    reporter.add(
+      node.position,
+      'ACCESS_INVALID_VALUE',
+      `'${SCHEMA_KEY}' of the access file must be a string, not ${describeNode(node)}`,
+    );
+  } else if (top === 'entities' && entity === undefined) {
     reporter.add(
       node.position,
       'ACCESS_INVALID_VALUE',
       "'entities' must be a mapping from entity names to their rules",
     );
-    return;
-  }
-  const byName = new Map(model.entities.map((entity) => [entity.name.toUpperCase(), entity]));
-  const names = model.entities.map((entity) => entity.name);
-  for (const entry of node.entries) {
-    const entity = byName.get(entry.key.toUpperCase());
-    if (entity === undefined) {
-      reporter.add(
-        entry.keyPosition,
-        'ACCESS_UNKNOWN_ENTITY',
-        `Entity ${entry.key} is not defined in the schema${suggestionSuffix(entry.key, names)}`,
-      );
-      continue;
-    }
-    if (given.has(entity.name)) {
-      reporter.add(
-        entry.keyPosition,
-        'ACCESS_DUPLICATE_ENTITY',
-        `Entity ${entity.name} is listed twice in the access file (names compare case-insensitively)`,
-      );
-      continue;
-    }
-    given.set(entity.name, readEntityRules(entry.value, entity, reporter));
-  }
-}
-
-function readEntityRules(
-  node: SchemaNode,
-  entity: EntityModel,
-  reporter: AccessReporter,
-): { methods: Partial<Record<AccessMethod, string[]>>; owner?: string } {
-  const rules: { methods: Partial<Record<AccessMethod, string[]>>; owner?: string } = {
-    methods: {},
-  };
-  if (node.kind !== 'map') {
+  } else if (entity !== undefined && method === undefined) {
     reporter.add(
       node.position,
       'ACCESS_INVALID_VALUE',
       `The rules of entity ${entity.name} must be a mapping of methods to roles, e.g. GET_LIST: [public]`,
     );
-    return rules;
+  } else if (entity !== undefined && method === 'owner') {
+    reporter.add(
+      node.position,
+      'ACCESS_INVALID_OWNER',
+      `owner of entity ${entity.name} must name one of its fields, not ${describeNode(node)}`,
+    );
+  } else if (roleIndex === undefined) {
+    reporter.add(
+      node.position,
+      'ACCESS_INVALID_VALUE',
+      `${capitalize(label)} must be a list of roles, e.g. [public] or [editor, admin]`,
+    );
+  } else {
+    reporter.add(
+      node.position,
+      'ACCESS_INVALID_ROLE',
+      `A role of ${label} must be a non-empty string, not ${describeNode(node)}`,
+    );
   }
+}
+
+/** The rules of one known entity; values of the wrong shape are skipped (reported above). */
+function readEntityRules(
+  node: SchemaNode,
+  entity: EntityModel,
+  reporter: AccessReporter,
+): EntityRules {
+  const rules: EntityRules = { methods: {} };
+  if (node.kind !== 'map') return rules;
   for (const entry of node.entries) {
     if (entry.key === 'owner') {
       const owner = readOwner(entry, entity, reporter);
       if (owner !== undefined) rules.owner = owner;
       continue;
     }
-    const method = (ACCESS_METHODS as readonly string[]).includes(entry.key)
-      ? (entry.key as AccessMethod)
-      : undefined;
-    if (method === undefined) {
-      reporter.add(
-        entry.keyPosition,
-        'ACCESS_UNKNOWN_METHOD',
-        `Unknown method '${entry.key}' for entity ${entity.name}; use ${ACCESS_METHODS.join(', ')} or owner${suggestionSuffix(entry.key, [...ACCESS_METHODS, 'owner'])}`,
-      );
-      continue;
-    }
-    const roles = readRoles(entry, `${method} of entity ${entity.name}`, reporter);
-    if (roles !== undefined) rules.methods[method] = roles;
+    const method = ACCESS_METHODS.find((candidate) => candidate === entry.key);
+    const list = method === undefined ? undefined : roles(entry.value);
+    if (method !== undefined && list !== undefined) rules.methods[method] = list;
   }
   return rules;
 }
 
-/** A list of role names; `undefined` after reporting when it is not one. */
-function readRoles(entry: MapEntry, label: string, reporter: AccessReporter): string[] | undefined {
-  const node = entry.value;
-  if (node.kind !== 'seq') {
-    reporter.add(
-      node.position,
-      'ACCESS_INVALID_VALUE',
-      `${capitalize(label)} must be a list of roles, e.g. [public] or [editor, admin]`,
-    );
-    return undefined;
-  }
-  const roles: string[] = [];
+/** The distinct roles of a list (items that are not a role are skipped: reported above). */
+function roles(node: SchemaNode): string[] | undefined {
+  if (node.kind !== 'seq') return undefined;
+  const names: string[] = [];
   for (const item of node.items) {
-    if (item.kind !== 'scalar' || typeof item.value !== 'string' || item.value.trim() === '') {
-      reporter.add(
-        item.position,
-        'ACCESS_INVALID_ROLE',
-        `A role of ${label} must be a non-empty string, not ${describeNode(item)}`,
-      );
+    if (item.kind !== 'scalar' || typeof item.value !== 'string' || item.value.trim() === '')
       continue;
-    }
-    if (!roles.includes(item.value)) roles.push(item.value);
+    if (!names.includes(item.value)) names.push(item.value);
   }
-  return roles;
+  return names;
 }
 
+/** The owner field: a top-level field that can hold a subject, of an entity with several records. */
 function readOwner(
   entry: MapEntry,
   entity: EntityModel,
   reporter: AccessReporter,
 ): string | undefined {
   const node = entry.value;
-  if (node.kind !== 'scalar' || typeof node.value !== 'string') {
-    reporter.add(
-      node.position,
-      'ACCESS_INVALID_OWNER',
-      `owner of entity ${entity.name} must name one of its fields, not ${describeNode(node)}`,
-    );
-    return undefined;
-  }
+  if (node.kind !== 'scalar' || typeof node.value !== 'string') return undefined;
   const name = node.value;
   if (entity.singleRecord) {
     reporter.add(

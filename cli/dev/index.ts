@@ -19,11 +19,13 @@ import { dirname, join, resolve } from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
 import { formatDiagnostic } from '../diagnostics.js';
 import { planChanges } from '../plan/index.js';
-import { prepareGeneration, type GenerationRequest } from '../plan/prepare.js';
+import { prepareGeneration, type GenerationRequest } from '../run/prepare.js';
 import { countPlan, describeConflict, describeMigrations } from '../plan/report.js';
-import { readIfExists } from '../plan/snapshot.js';
-import { applyChanges } from '../write.js';
+import { readIfExists } from '../run/snapshot.js';
+import { applyChanges } from '../run/write.js';
 
+/** How often `dev` reads its input files besides watching them (a watcher can miss a save). */
+const INPUT_POLL_MS = 1000;
 /** Where `dev` reports; the service's own output is forwarded here too. */
 export interface DevIo {
   out(text: string): void;
@@ -61,6 +63,8 @@ class DevSession {
   /** Last seen text of every watched file, so saves that change nothing are ignored. */
   private readonly seen = new Map<string, string | undefined>();
   private timer: NodeJS.Timeout | undefined;
+  /** The once-a-second look at the inputs (see `run`). */
+  private poll: NodeJS.Timeout | undefined;
   private cycling = false;
   private again = false;
   private userCodeChanged = false;
@@ -95,6 +99,12 @@ class DevSession {
       return 1;
     }
     await this.watchFiles(inputs);
+    // A safety net for file systems and editors whose saves the watcher misses: the inputs (a few
+    // small files) are read once a second and compared with what the last cycle saw.
+    const resolved = inputs.map((input) => resolve(input));
+    this.poll = setInterval(() => {
+      if (!this.cycling) for (const file of resolved) this.changed(file, false);
+    }, INPUT_POLL_MS);
     await stop;
     this.say('stopping');
     await this.shutdown();
@@ -270,22 +280,39 @@ class DevSession {
     watcher.on('all', (_event, path) => {
       const file = resolve(path);
       const userCode = file === server || (dirname(file) === hooks && file.endsWith('.ts'));
-      if (userCode || files.has(file)) void this.changed(file, userCode);
+      if (userCode || files.has(file)) this.changed(file, userCode);
     });
-    watcher.on('error', () => {}); // a watch that fails leaves dev running, just not watching
+    watcher.on('error', () => undefined); // a watch that fails leaves dev running, just not watching
     await new Promise<void>((ready) => watcher.once('ready', () => ready()));
   }
 
-  private async changed(file: string, userCode: boolean): Promise<void> {
-    const text = await readIfExists(file).catch(() => undefined);
-    if (this.seen.has(file) && this.seen.get(file) === text) return;
-    this.seen.set(file, text);
+  /** Files events named since the last quiet spell, each with whether it is the user's code. */
+  private readonly touched = new Map<string, boolean>();
+
+  private changed(file: string, userCode: boolean): void {
     if (this.stopping) return;
-    if (userCode) this.userCodeChanged = true;
-    // A save often arrives as several events (and an editor may write several files): one cycle
-    // after a quiet spell. chokidar's own awaitWriteFinish polls file sizes, slower than this.
+    this.touched.set(file, userCode);
+    // A save often arrives as several events (and an editor may write several files): the files
+    // are read once a quiet spell follows, when the writes are done — read at the first event, a
+    // file being written could look empty, and a later event of the same save may never come.
+    // chokidar's own awaitWriteFinish polls file sizes, slower than this.
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.runCycle(), this.options.debounceMs ?? 150);
+    this.timer = setTimeout(() => void this.settle(), this.options.debounceMs ?? 150);
+  }
+
+  /** Reads the touched files and runs a cycle if one of them holds another text than last seen. */
+  private async settle(): Promise<void> {
+    const touched = [...this.touched];
+    this.touched.clear();
+    let changed = false;
+    for (const [file, userCode] of touched) {
+      const text = await readIfExists(file).catch(() => undefined);
+      if (this.seen.has(file) && this.seen.get(file) === text) continue;
+      this.seen.set(file, text);
+      changed = true;
+      if (userCode) this.userCodeChanged = true;
+    }
+    if (changed && !this.stopping) await this.runCycle();
   }
 
   /** Runs one cycle at a time; changes that arrive meanwhile run one more. */
@@ -318,6 +345,7 @@ class DevSession {
   private async shutdown(): Promise<void> {
     this.stopping = true;
     clearTimeout(this.timer);
+    clearInterval(this.poll);
     await this.watcher?.close();
     this.build?.kill('SIGTERM');
     await this.current;

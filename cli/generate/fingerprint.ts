@@ -7,7 +7,8 @@
  *
  * The build records it in `fingerprint.json` next to this module in `dist/`
  * (scripts/precompile-templates.mjs, with `sourcesFingerprint`); running from the sources, it is
- * computed the same way, so both write the same manifest.
+ * computed the same way, so both key the cache alike. The key is kept in the git-ignored cache
+ * file (./cache.ts), never in the manifest: a change of the fingerprint alone changes no committed file.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';

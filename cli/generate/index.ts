@@ -1,6 +1,24 @@
+/**
+ * The generator: `generate` is the list of its phases, each a function of what the ones before it
+ * gave (docs/architecture.md draws them):
+ *
+ *     load → validate → model      buildModel (cli/model/build.ts), once
+ *     plan migrations              planMigrationFiles (cli/migrate/plan.ts)
+ *     emit                         emitService (./emit.ts) and the record types (./record-types.ts)
+ *     format                       formatFiles (./format.ts), Biome in this process (./formatter.ts)
+ *     manifest                     manifestOf (below; cli/manifest)
+ *
+ * It reads none of the user's files and starts no process (the generator's own templates, version
+ * and fingerprint are loaded from its package once, like its code): the caller hands it the inputs
+ * and the previous generation, and decides what to do with the files it returns (cli/plan,
+ * cli/run). What only
+ * makes it quicker — the cache of the last generation's files and the worker thread — comes in
+ * one optional argument, `Speedups`; without it the result is the same.
+ */
 import { createRequire } from 'node:module';
 import type { AccessSource } from '../access/index.js';
 import type { Diagnostic } from '../diagnostics.js';
+import { headerLine, withHeader } from '../header.js';
 import {
   contentHash,
   MANIFEST_FORMAT,
@@ -9,19 +27,21 @@ import {
   type Invocation,
   type Manifest,
 } from '../manifest/index.js';
-import { planMigrationFiles, type MigrationStep } from '../plan/migrations.js';
-import type { SchemaRename } from '../migrate/index.js';
-import { buildModel } from '../model/build.js';
-import { inWorker } from '../worker/index.js';
+import type { PreviousSchema, SchemaRename } from '../migrate/index.js';
+import { planMigrationFiles, type MigrationPlan, type MigrationStep } from '../migrate/plan.js';
+import { buildModel, type BuiltModel } from '../model/build.js';
+import { withPositions } from '../model/positions.js';
 import type { SchemaModel, ServedEntity, ServiceModel } from '../model/types.js';
 import type { RestConfigSource } from '../restconfig/index.js';
+import { loadSchemas } from '../schema/index.js';
 import type { SchemaSource } from '../schema/types.js';
+import { runTask, type TaskRunner } from '../worker/tasks.js';
+import { renderCache, type FormatCache } from './cache.js';
 import {
   emitService,
   entityKey,
   entityKeys,
-  headerLine,
-  REGENERATE_COMMAND,
+  starterHooksFile,
   type EmitOptions,
   type FileOwner,
 } from './emit.js';
@@ -29,12 +49,13 @@ import {
   emittedHash,
   formatFiles,
   textOf,
-  type FormatCache,
+  type FormattedFile,
   type UnformattedFile,
 } from './format.js';
 import { entitySchemas } from './json-schema.js';
 import { compileRecordTypes, type TypesRequest } from './record-types.js';
 
+export { CACHE_PATH, reusableFiles, type FormatCache } from './cache.js';
 export {
   DRIVER_CHOICES,
   hooksPath,
@@ -60,7 +81,7 @@ export interface PreviousOutput {
   readonly manifest?: Manifest;
   /** File names in `migrations/`. */
   readonly migrationFiles: readonly string[];
-  /** Text of the files the manifest lists, as they are now (to reuse their formatted text). */
+  /** Text of the files the manifest lists, as they are now. */
   readonly files: ReadonlyMap<string, string>;
   /**
    * The user's files that exist (`src/hooks/*.ts`, `src/server.ts`, `.gitignore`): they are kept
@@ -79,8 +100,21 @@ export interface GenerateInput {
   readonly previous?: PreviousOutput;
   /** Accept migrations that lose stored data. */
   readonly allowDataLoss?: boolean;
+  /** Migrations clear dangling values of references that gain `onDelete` (SPEC §11). */
+  readonly clearDanglingReferences?: boolean;
   /** The invocation to record in the manifest, for `generate` without arguments. */
   readonly invocation?: Invocation;
+}
+
+/**
+ * What makes a generation quicker without changing its result: the files of the last generation
+ * that may be reused (`reusableFiles` of ./cache.ts, from the output folder's cache file), and
+ * where pure tasks run (`inWorker` of cli/worker runs them in the worker thread). Without them,
+ * everything is made afresh in the calling thread.
+ */
+export interface Speedups {
+  readonly cache?: FormatCache;
+  readonly run?: TaskRunner;
 }
 
 /** Outcome of `generate`: the whole output when the input was valid, diagnostics otherwise. */
@@ -96,42 +130,169 @@ export interface GenerateResult {
   readonly migrationSteps: readonly MigrationStep[];
   /** Entity and field renames of the schema change, which the user's code follows. */
   readonly renames: readonly SchemaRename[];
+  /**
+   * The text of the cache file (`CACHE_PATH`) for the next generation: not part of the output,
+   * never committed. Empty when there are diagnostics.
+   */
+  readonly cache: string;
+  /**
+   * The starter hooks files of the previous generation's entities that are gone, by path, as the
+   * generator wrote them: such a file still unedited goes with its entity (cli/plan).
+   */
+  readonly formerStarters?: ReadonlyMap<string, string>;
 }
 
 /**
- * The whole generator as one pure function: load → validate → normalize → emit → format, plus
- * the migration from the previous generation and the manifest of this one. Never touches the
- * disk; what to do with the files already in the output folder is decided by `planOutput`
- * (cli/plan). `generate`, `check`, `dev`, `validate` and the tests all call it.
+ * The whole generator as one pure function of its input: the phases, in order. `generate`,
+ * `check`, `dev`, `validate` and the tests all call it.
  */
-export async function generate(input: GenerateInput): Promise<GenerateResult> {
-  const modelInput = { ...input, sourceNames: input.options.sourceNames };
-  const previous = input.previous;
-  const previousSchema = previous?.manifest?.schema;
-  // Loaded in the worker thread while this one builds the new model.
-  const loadingPrevious =
-    previousSchema === undefined
-      ? undefined
-      : inWorker({ kind: 'previous', documents: previousSchema, file: MANIFEST_PATH });
-  let built = buildModel(modelInput);
-  const previousLoaded = await loadingPrevious;
+export async function generate(
+  input: GenerateInput,
+  speedups: Speedups = {},
+): Promise<GenerateResult> {
+  const run = speedups.run ?? runTask;
+  const cache = speedups.cache ?? new Map();
+  // Loaded alongside the model (in the worker thread, when `run` has one).
+  const previousSchema = loadPreviousSchema(input.previous, run);
+
+  const built = buildModel({ ...input, sourceNames: input.options.sourceNames });
   if (built.model === undefined) return failed(built.diagnostics);
-  const planMigrations = (model: ServiceModel): ReturnType<typeof planMigrationFiles> =>
-    planMigrationFiles(previousSchema, model, {
-      allowDataLoss: input.allowDataLoss ?? false,
-      existingMigrations: previous?.migrationFiles ?? [],
-      ...(previousLoaded === undefined ? {} : { previous: previousLoaded }),
-    });
-  let migrations = planMigrations(built.model);
-  if (migrations.diagnostics.length > 0 && !built.exactPositions) {
-    // Its problems point into the schema: build it again with positions to say where.
-    built = buildModel(modelInput, 'exact');
-    if (built.model === undefined) return failed(built.diagnostics);
-    migrations = planMigrations(built.model);
-  }
-  if (migrations.diagnostics.length > 0) return failed(migrations.diagnostics);
   const model = built.model;
 
+  const previous = await previousSchema;
+  const migrations = planMigrationPhase(input, built, model, previous);
+  if (migrations.diagnostics.length > 0) return failed(asTyped(migrations.diagnostics, input));
+
+  const emitted = emitPhase(model, input, cache, run);
+
+  const formatted = await formatPhase(emitted, cache, run);
+
+  const files: GeneratedFile[] = [
+    ...formatted.files,
+    ...emitted.kept,
+    ...migrations.files.map((file) => ({ ...file, owner: 'generator' as const })),
+  ];
+  const manifest = manifestOf(model, files, input);
+  files.push({ path: MANIFEST_PATH, contents: renderManifest(manifest), owner: 'manifest' });
+  const formerStarters = await formerStarterFiles(previous, files, run);
+  return {
+    files: files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)),
+    diagnostics: [],
+    model,
+    migrationSteps: migrations.steps,
+    renames: migrations.renames,
+    cache: renderCache(formatted.emitted, formatted.files),
+    ...(formerStarters === undefined ? {} : { formerStarters }),
+  };
+}
+
+/**
+ * The model names its schema files as generated files do (relative to the output folder);
+ * diagnostics name them as the user typed them, like those of the schema itself.
+ */
+function asTyped(diagnostics: readonly Diagnostic[], input: GenerateInput): Diagnostic[] {
+  const typed = new Map(
+    Object.entries(input.options.sourceNames ?? {}).map(([given, inFolder]) => [inFolder, given]),
+  );
+  return diagnostics.map((diagnostic) => {
+    const given = typed.get(diagnostic.file);
+    return given === undefined ? diagnostic : { ...diagnostic, file: given };
+  });
+}
+
+/**
+ * The starter hooks files of the previous generation's entities that this one no longer has, as
+ * the generator wrote them (formatted), so that cli/plan can tell an unedited one from an edited.
+ */
+async function formerStarterFiles(
+  previous: PreviousSchema | undefined,
+  files: readonly GeneratedFile[],
+  run: TaskRunner,
+): Promise<ReadonlyMap<string, string> | undefined> {
+  if (previous === undefined || !('entities' in previous)) return undefined;
+  const paths = new Set(files.map((file) => file.path));
+  const gone = previous.entities.map(starterHooksFile).filter((file) => !paths.has(file.path));
+  if (gone.length === 0) return undefined;
+  const formatted = await formatFiles(
+    gone.map((file) => ({ ...file, owner: 'user' as const })),
+    new Map(),
+    run,
+  );
+  return new Map(formatted.files.map((file) => [file.path, textOf(file.contents)]));
+}
+
+/** The previous generation's schema, loaded for the migrations planner; none on a first one. */
+function loadPreviousSchema(
+  previous: PreviousOutput | undefined,
+  run: TaskRunner,
+): Promise<PreviousSchema | undefined> {
+  const documents = previous?.manifest?.schema;
+  if (documents === undefined) return Promise.resolve(undefined);
+  return run({ kind: 'previous', documents, file: MANIFEST_PATH });
+}
+
+/**
+ * The migration from the previous generation's schema to this model. Its problems point into the
+ * schema: when the model was built without source positions (the quick parse), a careful parse
+ * lends them, and the plan is made again to say where — the model is not built again.
+ */
+function planMigrationPhase(
+  input: GenerateInput,
+  built: BuiltModel,
+  model: ServiceModel,
+  previous: PreviousSchema | undefined,
+): MigrationPlan {
+  const plan = (planned: ServiceModel): MigrationPlan =>
+    planMigrationFiles(input.previous?.manifest?.schema, planned, {
+      allowDataLoss: input.allowDataLoss ?? false,
+      clearDanglingReferences: input.clearDanglingReferences === true,
+      existingMigrations: input.previous?.migrationFiles ?? [],
+      ...(previous === undefined ? {} : { previous }),
+    });
+  const migrations = plan(model);
+  if (migrations.diagnostics.length === 0 || built.exactPositions) return migrations;
+  return plan(withPositions(model, loadSchemas(input.sources, 'exact').entities));
+}
+
+/**
+ * What the emit phase gives: the files to format — the templates' now, the `types.ts` files when
+ * they are compiled — and the user's files kept as they are.
+ */
+interface Emitted {
+  readonly toFormat: readonly UnformattedFile[];
+  readonly types: Promise<readonly UnformattedFile[]>;
+  readonly kept: readonly GeneratedFile[];
+}
+
+/**
+ * Formats the emitted files: the templates' files in this thread while `run` (the worker thread)
+ * still compiles the record types, then the `types.ts` files by `run`. The result is the same in
+ * whatever order and thread the two parts are formatted: Biome formats each file on its own.
+ */
+async function formatPhase(
+  emitted: Emitted,
+  cache: FormatCache,
+  run: TaskRunner,
+): Promise<{ files: FormattedFile[]; emitted: Map<string, string> }> {
+  const service = await formatFiles(emitted.toFormat, cache, runTask);
+  const types = await formatFiles(await emitted.types, cache, run);
+  return {
+    files: [...service.files, ...types.files],
+    emitted: new Map([...service.emitted, ...types.emitted]),
+  };
+}
+
+/**
+ * Every file of the service from the model, with its header: the templates' files, and `types.ts`
+ * of every entity. A file whose cache key is in `cache` is not made (its `contents` is made only
+ * when asked); the user's files that exist are kept, not formatted.
+ */
+function emitPhase(
+  model: ServiceModel,
+  input: GenerateInput,
+  cache: FormatCache,
+  run: TaskRunner,
+): Emitted {
   const options: EmitOptions = {
     ...input.options,
     ...(input.options.restConfigFile === undefined && input.restConfig !== undefined
@@ -141,10 +302,11 @@ export async function generate(input: GenerateInput): Promise<GenerateResult> {
       ? { accessFile: input.access.file }
       : {}),
   };
-  const cache = formatCache(previous);
   const keys = entityKeys(model);
-  // Compiled in the worker thread while this one renders the rest.
-  const types = recordTypeFiles(model, keys, cache);
+  // Compiled (in the worker thread, when `run` has one) while this one renders the rest.
+  const types = recordTypeFiles(model, keys, cache, run);
+  // Awaited by the format phase after the other files; a failure meanwhile is not unhandled.
+  types.catch(() => undefined);
   const emitted = emitService(model, options, input.access?.text, keys).map(
     (file): UnformattedFile => {
       const { path, owner, contents, madeFrom } = file;
@@ -158,42 +320,28 @@ export async function generate(input: GenerateInput): Promise<GenerateResult> {
       };
     },
   );
-  const kept = previous?.userFiles ?? new Set<string>();
-  const formatted = await formatFiles(
-    [
-      ...emitted.filter((file) => !(file.owner === 'user' && kept.has(file.path))),
-      ...(await types),
-    ],
-    cache,
-  );
-  const keptFiles = emitted
-    .filter((file) => file.owner === 'user' && kept.has(file.path))
-    .map((file) => ({ ...file, contents: textOf(file.contents) }));
-  const files: GeneratedFile[] = [
-    ...formatted.files,
-    ...keptFiles,
-    ...migrations.files.map((file) => ({ ...file, owner: 'generator' as const })),
-  ];
-  const manifest = manifestOf(model, files, formatted.emitted, input);
-  files.push({ path: MANIFEST_PATH, contents: renderManifest(manifest), owner: 'manifest' });
+  const existing = input.previous?.userFiles ?? new Set<string>();
+  const isKept = (file: UnformattedFile): boolean =>
+    file.owner === 'user' && existing.has(file.path);
   return {
-    files: files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)),
-    diagnostics: [],
-    model,
-    migrationSteps: migrations.steps,
-    renames: migrations.renames,
+    toFormat: emitted.filter((file) => !isKept(file)),
+    types,
+    kept: emitted
+      .filter(isKept)
+      .map((file) => ({ path: file.path, owner: file.owner, contents: textOf(file.contents) })),
   };
 }
 
 /**
  * `types.ts` of every entity, compiled from its JSON Schema (./record-types.ts) — except where
- * the entity's model is the one the file on disk was made from: then the file stays as it is,
- * and neither its JSON Schema is made nor the compiler asked.
+ * the cache holds the file made from the entity's model: then neither its JSON Schema is made
+ * nor the compiler asked.
  */
 async function recordTypeFiles(
   model: ServiceModel,
   keys: ReadonlyMap<ServedEntity, string>,
   cache: FormatCache,
+  run: TaskRunner,
 ): Promise<UnformattedFile[]> {
   const files: UnformattedFile[] = [];
   const requests: TypesRequest[] = [];
@@ -211,7 +359,7 @@ async function recordTypeFiles(
       requests.push({ entity: entity.name, schemas });
     }
   }
-  const compiled = await compileRecordTypes(requests);
+  const compiled = await compileRecordTypes(requests, run);
   for (const [name, { path, madeFrom, entity }] of wanted) {
     const header = headerLine(entity.documentHash, [entity.sourceFile]);
     files.push({
@@ -233,11 +381,13 @@ const RECORD_TYPES_COMPILER = `json-schema-to-typescript ${
   ).version
 }`;
 
-/** The manifest of this generation: how it was made, its schema, and a hash per owned file. */
+/**
+ * The manifest of this generation: how it was made, its schema, and a hash per owned file —
+ * what a reviewer or `check` needs, no cache key.
+ */
 function manifestOf(
   model: SchemaModel,
   files: readonly GeneratedFile[],
-  emitted: ReadonlyMap<string, string>,
   input: GenerateInput,
 ): Manifest {
   const hashes: Record<string, string> = {};
@@ -252,41 +402,9 @@ function manifestOf(
     schemaHash: model.hash,
     schema: model.entities.map((entity) => entity.document),
     files: hashes,
-    emitted: Object.fromEntries(emitted),
   };
 }
 
-/**
- * The formatted text of the previous generation's files, by path, with the hash of what the
- * templates had emitted for them: a file whose emitted text did not change is not formatted
- * again. Only files still as the manifest recorded them count.
- */
-function formatCache(previous: PreviousOutput | undefined): FormatCache {
-  const cache = new Map<string, { emitted: string; formatted: string }>();
-  const manifest = previous?.manifest;
-  if (manifest === undefined || previous === undefined) return cache;
-  for (const [path, emitted] of Object.entries(manifest.emitted ?? {})) {
-    const text = previous.files.get(path);
-    if (text !== undefined && contentHash(text) === manifest.files[path])
-      cache.set(path, { emitted, formatted: text });
-  }
-  return cache;
-}
-
 function failed(diagnostics: readonly Diagnostic[]): GenerateResult {
-  return { files: [], diagnostics, model: undefined, migrationSteps: [], renames: [] };
-}
-
-/**
- * Adds the "generated, do not edit" header in the comment syntax of the file type. The command
- * is the same wherever and by whomever the service was generated: the options are remembered in
- * the folder's manifest, so repeating the generation needs none.
- */
-function withHeader(path: string, contents: string, header: string): string {
-  const command = `Regenerate: ${REGENERATE_COMMAND}`;
-  if (path.endsWith('.ts') || path.endsWith('tsconfig.json'))
-    return `// ${header}\n// ${command}\n\n${contents}`;
-  if (path.endsWith('.md')) return `<!-- ${header} -->\n<!-- ${command} -->\n\n${contents}`;
-  // package.json carries the header in its "//" property (JSON has no comments).
-  return contents;
+  return { files: [], diagnostics, model: undefined, migrationSteps: [], renames: [], cache: '' };
 }

@@ -82,17 +82,51 @@ function objectSchema(
   ref: SchemaRef,
   head: { readonly title: string; readonly description?: string },
 ): JsonSchema {
-  const required = fields.filter((field) => field.required).map((field) => field.name);
+  // An input leaves out the fields the server sets; a generated key may be left out (SPEC §16).
+  const shown = shape === 'input' ? fields.filter((field) => !isServerSet(field)) : fields;
+  const required = shown
+    .filter((field) => field.required && (shape === 'record' || field.generated === undefined))
+    .map((field) => field.name);
   return {
     title: head.title,
     ...(head.description === undefined ? {} : { description: head.description }),
     type: 'object',
     properties: Object.fromEntries(
-      fields.map((field) => [field.name, described(field, fieldSchema(field, shape, ref))]),
+      shown.map((field) => [
+        field.name,
+        withReadOnly(
+          field,
+          shape,
+          withDefault(field, shape, described(field, fieldSchema(field, shape, ref))),
+        ),
+      ]),
     ),
     ...(required.length > 0 ? { required } : {}),
     additionalProperties: false,
   };
+}
+
+/** Whether the server sets the field on every write (createdAt, updatedBy…, SPEC §16). */
+function isServerSet(field: FieldModel): boolean {
+  return field.generated !== undefined && !field.isKey;
+}
+
+/**
+ * `readOnly` on a record's server-set fields and on a key the database numbers (`sequence`):
+ * clients never choose those values (SPEC §16).
+ */
+function withReadOnly(field: FieldModel, shape: Shape, schema: JsonSchema): JsonSchema {
+  if (shape !== 'record' || field.generated === undefined) return schema;
+  if (field.isKey && field.generated !== 'sequence') return schema;
+  return '$ref' in schema ? { allOf: [schema], readOnly: true } : { ...schema, readOnly: true };
+}
+
+/** An input field's insert default (SPEC §16) as the JSON Schema `default` keyword. */
+function withDefault(field: FieldModel, shape: Shape, schema: JsonSchema): JsonSchema {
+  if (shape !== 'input' || field.default === undefined) return schema;
+  return '$ref' in schema
+    ? { allOf: [schema], default: field.default }
+    : { ...schema, default: field.default };
 }
 
 /** The named schemas of the nested OBJECT and DICTIONARY values of `fields`, depth first. */
@@ -126,10 +160,12 @@ function patchSchema(entity: EntityModel, ref: SchemaRef, title: string): JsonSc
     description: `A PATCH body of ${entity.name}: any subset of the fields; \`null\` removes an optional field.`,
     type: 'object',
     properties: Object.fromEntries(
-      entity.fields.map((field) => {
-        const schema = fieldSchema(field, 'input', ref);
-        return [field.name, described(field, field.required ? schema : orNull(schema))];
-      }),
+      entity.fields
+        .filter((field) => !isServerSet(field))
+        .map((field) => {
+          const schema = fieldSchema(field, 'input', ref);
+          return [field.name, described(field, field.required ? schema : orNull(schema))];
+        }),
     ),
     additionalProperties: false,
   };
@@ -144,7 +180,10 @@ function orNull(schema: JsonSchema): JsonSchema {
 /** A field's value: a required text is never empty (an empty one is "missing"). */
 function fieldSchema(field: FieldModel, shape: Shape, ref: SchemaRef): JsonSchema {
   const schema = typeSchema(field, shape, ref);
-  return field.required && schema['type'] === 'string' ? { ...schema, minLength: 1 } : schema;
+  if (!field.required || schema['type'] !== 'string') return schema;
+  // A required string is never empty; a declared minLength above 1 says more.
+  const declared = schema['minLength'];
+  return { ...schema, minLength: typeof declared === 'number' ? Math.max(declared, 1) : 1 };
 }
 
 /**
@@ -158,8 +197,32 @@ function described(field: FieldModel, schema: JsonSchema): JsonSchema {
   return '$ref' in schema ? { description, allOf: [schema] } : { ...schema, description };
 }
 
-/** The schema of one value of a type, as the service answers it or as a request may send it. */
+/** The schema of one value of a type, with its constraints (SPEC §16) as JSON Schema keywords. */
 function typeSchema(model: TypeModel, shape: Shape, ref: SchemaRef): JsonSchema {
+  const schema = plainTypeSchema(model, shape, ref);
+  const rules = model.constraints;
+  if (rules === undefined) return schema;
+  const extra: Record<string, JsonSchema[string]> = {};
+  const range = (limit: number | string | undefined, keyword: 'minimum' | 'maximum'): void => {
+    if (limit === undefined) return;
+    if (model.type === 'INTEGER' || model.type === 'DOUBLE') extra[keyword] = Number(limit);
+    else if (model.type === 'DECIMAL') {
+      // `minimum` checks number input; the exact limit is the text (output is a string).
+      extra[keyword] = Number(limit);
+      extra[`x-${keyword}`] = String(limit);
+    } else extra[`x-${keyword}`] = String(limit); // DATE, DATE_TIME: no JSON Schema keyword
+  };
+  range(rules.min, 'minimum');
+  range(rules.max, 'maximum');
+  for (const key of ['minLength', 'maxLength', 'pattern', 'minItems', 'maxItems'] as const) {
+    const value = rules[key];
+    if (value !== undefined) extra[key] = value;
+  }
+  return { ...schema, ...extra };
+}
+
+/** The schema of one value of a type, as the service answers it or as a request may send it. */
+function plainTypeSchema(model: TypeModel, shape: Shape, ref: SchemaRef): JsonSchema {
   const input = shape === 'input';
   switch (model.type) {
     case 'STRING':

@@ -9,6 +9,7 @@ import { filterOperatorsOf, MEMBERSHIP_OPERATORS } from '@entity-gen/runtime/sch
 import type { RouteModel, ServedEntity, ServiceModel, TypeModel } from '../model/types.js';
 import type { JsonValue } from '../schema/types.js';
 import { entitySchemas, type JsonSchema } from './json-schema.js';
+import { expandable, expandedSchemas, expandParameters } from './openapi-expand.js';
 
 type Json = { [key: string]: JsonValue };
 
@@ -23,8 +24,24 @@ export function openApiDocument(model: ServiceModel, title: string): Json {
   const parameters: Json = { ...SHARED_PARAMETERS };
   const responses: Json = { ...SHARED_RESPONSES };
   const paths: Json = {};
+  // Entities whose deletes a RESTRICT reference may refuse (409).
+  const restricted = new Set(
+    model.entities.flatMap((entity) =>
+      (entity.table.references ?? [])
+        .filter((reference) => reference.onDelete === 'RESTRICT')
+        .map((reference) => reference.entity.toUpperCase()),
+    ),
+  );
+  if (restricted.size > 0) {
+    responses['Referenced'] = errorResponse(
+      'The record is still referenced by records whose reference has `onDelete: RESTRICT` (the reason names the entity, the field and how many).',
+    );
+  }
   for (const entity of model.entities) {
-    if (entity.counts)
+    if (
+      entity.counts ||
+      entity.routes.some((route) => route.path === '/' && route.method !== 'POST')
+    )
       parameters[`${entity.typeName}Filters`] = {
         ...filterParameter(entity),
         'x-entity': entity.name,
@@ -33,8 +50,16 @@ export function openApiDocument(model: ServiceModel, title: string): Json {
     const shapes = entitySchemas(entity, ref);
     for (const [name, schema] of shapes.schemas)
       schemas[name] = { ...schema, 'x-entity': entity.name };
-    Object.assign(paths, entityPaths(entity, model.accessControlled));
+    schemas[`${entity.typeName}Selection`] = {
+      ...selectionSchema(entity, schemas[entity.typeName] as Json),
+      'x-entity': entity.name,
+    };
+    const referenced = restricted.has(entity.name.toUpperCase());
+    const expansion = expandable(model, entity) ? expandParameters(model, entity) : undefined;
+    if (expansion !== undefined) Object.assign(responses, expandableResponses(entity));
+    Object.assign(paths, entityPaths(entity, model.accessControlled, referenced, expansion));
   }
+  Object.assign(schemas, expandedSchemas(model));
   Object.assign(paths, servicePaths(model));
   return {
     openapi: '3.1.0',
@@ -88,7 +113,12 @@ export function openApiDocument(model: ServiceModel, title: string): Json {
 }
 
 /** `/data/<entity>`, `/data/<entity>/{id}` and `/entity/<entity>/recordCounts`. */
-function entityPaths(entity: ServedEntity, accessControlled: boolean): Json {
+function entityPaths(
+  entity: ServedEntity,
+  accessControlled: boolean,
+  referenced: boolean,
+  expansion: Json[] | undefined,
+): Json {
   const collection: Json = { 'x-entity': entity.name };
   const record: Json = {
     'x-entity': entity.name,
@@ -108,9 +138,17 @@ function entityPaths(entity: ServedEntity, accessControlled: boolean): Json {
       },
     ],
   };
+  const restore: Json = { 'x-entity': entity.name, parameters: record['parameters'] ?? [] };
+  const history: Json = { 'x-entity': entity.name, parameters: record['parameters'] ?? [] };
+  const items: Readonly<Record<RouteModel['path'], Json>> = {
+    '/': collection,
+    '/*id': record,
+    '/*id/restore': restore,
+    '/*id/history': history,
+  };
   for (const route of entity.routes) {
-    const item = route.path === '/' ? collection : record;
-    const operation = operationOf(entity, route, accessControlled);
+    const item = items[route.path];
+    const operation = operationOf(entity, route, accessControlled, referenced, expansion);
     item[route.method.toLowerCase()] = operation;
   }
   // A path whose every method the REST configuration switched off is not served: not listed.
@@ -119,6 +157,10 @@ function entityPaths(entity: ServedEntity, accessControlled: boolean): Json {
     paths[`/data/${entity.pathName}`] = collection;
   if (entity.routes.some((route) => route.path === '/*id'))
     paths[`/data/${entity.pathName}/{id}`] = record;
+  if (entity.routes.some((route) => route.path === '/*id/restore'))
+    paths[`/data/${entity.pathName}/{id}/restore`] = restore;
+  if (entity.routes.some((route) => route.path === '/*id/history'))
+    paths[`/data/${entity.pathName}/{id}/history`] = history;
   if (entity.counts) {
     paths[`/entity/${entity.pathName}/recordCounts`] = {
       'x-entity': entity.name,
@@ -126,7 +168,11 @@ function entityPaths(entity: ServedEntity, accessControlled: boolean): Json {
         tags: [entity.name],
         summary: `Counts ${entity.name} records matching the filters`,
         operationId: `count${entity.typeName}`,
-        parameters: filterParameters(entity),
+        parameters: [
+          ...filterParameters(entity),
+          parameterRef('Filter'),
+          ...deletedParameters(entity),
+        ],
         responses: {
           '200': responseRef('Count'),
           ...errors(['400', ...authStatuses(accessControlled), '500', '503']),
@@ -138,25 +184,129 @@ function entityPaths(entity: ServedEntity, accessControlled: boolean): Json {
   return paths;
 }
 
+/** The answers of GET by key and list of an entity `expand=` applies to (SPEC §11). */
+function expandableResponses(entity: ServedEntity): Json {
+  const name = entity.typeName;
+  const tagged = (response: Json): Json => ({ ...response, 'x-entity': entity.name });
+  const record: Json = {
+    anyOf: [schemaRef(name), schemaRef(`${name}Expanded`), schemaRef(`${name}Selection`)],
+  };
+  return {
+    [`${name}ExpandableRecord`]: tagged(success(record, recordMetaSchema(), ETAG_HEADER)),
+    [`${name}ExpandableList`]: tagged(success({ type: 'array', items: record }, listMetaSchema())),
+  };
+}
+
+/** A record, or the part of it `fields=` selects. */
+function selectable(name: string): Json {
+  return { anyOf: [schemaRef(name), schemaRef(`${name}Selection`)] };
+}
+
+/**
+ * What `fields=` leaves of a record (SPEC §17): some of its fields, none required. A field that
+ * is selected whole has its record schema; an OBJECT field may be selected in part, and a
+ * reference may be an expanded record (or part of one), so those are only objects (or arrays).
+ */
+function selectionSchema(entity: ServedEntity, record: Json): Json {
+  const recordProperties = (record['properties'] ?? {}) as Json;
+  const properties: Json = {};
+  for (const field of entity.fields) {
+    const element = field.type === 'ARRAY' ? field.element : undefined;
+    const reference = field.type === 'ENTITY_REF' || element?.type === 'ENTITY_REF';
+    if (reference) properties[field.name] = {};
+    else if (field.type === 'OBJECT') properties[field.name] = { type: 'object' };
+    else if (element?.type === 'OBJECT') properties[field.name] = { type: 'array' };
+    else properties[field.name] = recordProperties[field.name] ?? {};
+  }
+  return {
+    type: 'object',
+    description: `The fields of a ${entity.name} record that \`fields=\` named (dotted paths keep part of an OBJECT field or an expanded reference).`,
+    properties,
+    additionalProperties: false,
+  };
+}
+
 /** The success answers of an entity's operations, shared by their GET and HEAD. */
 function entityResponses(entity: ServedEntity): Json {
   const name = entity.typeName;
   const tagged = (response: Json): Json => ({ ...response, 'x-entity': entity.name });
   return {
     [`${name}Record`]: tagged(success(schemaRef(name), recordMetaSchema(), ETAG_HEADER)),
-    [`${name}List`]: tagged(success({ type: 'array', items: schemaRef(name) }, listMetaSchema())),
+    [`${name}List`]: tagged(success({ type: 'array', items: selectable(name) }, listMetaSchema())),
+    [`${name}Read`]: tagged(success(selectable(name), recordMetaSchema(), ETAG_HEADER)),
     [`${name}Inserted`]: tagged(
       success(
         { oneOf: [schemaRef(name), { type: 'array', items: schemaRef(name) }] },
-        recordMetaSchema(),
+        schemaRef('WriteMeta'),
+        ETAG_HEADER,
       ),
     ),
+    [`${name}Changed`]: tagged(
+      success({ type: 'array', items: schemaRef(name) }, schemaRef('ChangeMeta')),
+    ),
     [`${name}Deleted`]: tagged(success(schemaRef(name), recordMetaSchema())),
+    ...(entity.table.history === true
+      ? { [`${name}History`]: tagged(success(historySchema(name), historyMetaSchema())) }
+      : {}),
+  };
+}
+
+/** The kept versions of a record (SPEC §13), newest first. */
+function historySchema(name: string): Json {
+  return {
+    type: 'array',
+    items: {
+      type: 'object',
+      properties: {
+        version: {
+          type: 'integer',
+          minimum: 1,
+          description: '1, 2, … per record, in commit order.',
+        },
+        op: {
+          type: 'string',
+          enum: ['created', 'updated', 'deleted', 'restored', 'purged'],
+          description: 'What the change did; a rename is an `updated` version under the new id.',
+        },
+        timeUnix: { type: 'integer', description: 'Unix time in milliseconds of the write.' },
+        timeISO: { type: 'string', format: 'date-time' },
+        by: {
+          type: ['string', 'null'],
+          description:
+            'The subject of the caller; null without access rules or for an anonymous one.',
+        },
+        record: {
+          ...schemaRef(name),
+          description: 'The record after the change; as it was, for `deleted` and `purged`.',
+        },
+      },
+      required: ['version', 'op', 'timeUnix', 'timeISO', 'by', 'record'],
+      additionalProperties: false,
+    },
+  };
+}
+
+/** The `meta` of a page of history. */
+function historyMetaSchema(): Json {
+  return {
+    type: 'object',
+    properties: {
+      limit: { type: 'integer', minimum: 1 },
+      next: { type: 'string', description: 'Pass as `cursor` for the older versions.' },
+    },
+    required: ['limit'],
+    additionalProperties: false,
   };
 }
 
 /** One operation of an entity's route. */
-function operationOf(entity: ServedEntity, route: RouteModel, accessControlled: boolean): Json {
+function operationOf(
+  entity: ServedEntity,
+  route: RouteModel,
+  accessControlled: boolean,
+  referenced: boolean,
+  expansion: Json[] | undefined,
+): Json {
   const name = entity.typeName;
   const auth = authStatuses(accessControlled);
   const common = {
@@ -170,9 +320,17 @@ function operationOf(entity: ServedEntity, route: RouteModel, accessControlled: 
       return {
         ...common,
         operationId: `list${name}`,
-        parameters: [...filterParameters(entity), ...pagingParameters(entity)],
+        parameters: [
+          ...filterParameters(entity),
+          parameterRef('Filter'),
+          ...deletedParameters(entity),
+          ...pagingParameters(entity),
+          parameterRef('Fields'),
+          parameterRef('Count'),
+          ...(expansion ?? []),
+        ],
         responses: {
-          '200': responseRef(`${name}List`),
+          '200': responseRef(expansion === undefined ? `${name}List` : `${name}ExpandableList`),
           ...errors(['400', ...auth, '500', '503']),
         },
       };
@@ -180,21 +338,77 @@ function operationOf(entity: ServedEntity, route: RouteModel, accessControlled: 
       return {
         ...common,
         operationId: `insert${name}`,
+        description:
+          'With `onConflict`, an upsert: a record whose key exists is replaced, merged or kept ' +
+          'instead of the 400 of a plain insert (NEW and UPDATE both needed). In merge mode a ' +
+          'record of an existing key may hold only some fields (PATCH semantics), so the body ' +
+          'is not checked against the input schema alone. `meta` counts `created`, `updated` ' +
+          'and `unchanged`; one record answers with its `ETag`.',
+        parameters: [parameterRef('OnConflict')],
         requestBody: body({
           oneOf: [schemaRef(`${name}Input`), { type: 'array', items: schemaRef(`${name}Input`) }],
         }),
         responses: {
           '200': responseRef(`${name}Inserted`),
+          ...errors(['400', ...auth, '404', '413', '415', '500', '503']),
+        },
+      };
+    case 'patchRecords':
+      return {
+        ...common,
+        operationId: `patch${name}Where`,
+        description:
+          'Changes the given fields of every record the filters match (at least one filter), in ' +
+          'one transaction, each as a PATCH of its own would (hooks, events); key fields cannot ' +
+          'change. More matches than `maxAffected`: 400 and nothing changes. Under an owner ' +
+          "rule only the caller's records match.",
+        parameters: [...filterParameters(entity), parameterRef('MaxAffected')],
+        requestBody: body(schemaRef(`${name}Patch`)),
+        responses: {
+          '200': responseRef(`${name}Changed`),
           ...errors(['400', ...auth, '413', '415', '500', '503']),
+        },
+      };
+    case 'deleteRecords':
+      return {
+        ...common,
+        operationId: `delete${name}Where`,
+        description:
+          'Deletes every record the filters match (at least one filter), in one transaction, ' +
+          'each as a DELETE of its own would (hooks, events, integrity of references), and ' +
+          'answers them as they were. More matches than `maxAffected`: 400 and nothing changes.',
+        parameters: [...filterParameters(entity), parameterRef('MaxAffected')],
+        responses: {
+          '200': responseRef(`${name}Changed`),
+          ...errors(['400', ...auth, ...(referenced ? ['409'] : []), '500', '503']),
         },
       };
     case 'getRecord':
       return {
         ...common,
         operationId: `get${name}`,
-        parameters: [parameterRef('IfNoneMatch')],
+        parameters: [
+          parameterRef('IfNoneMatch'),
+          parameterRef('Fields'),
+          ...(expansion ?? []),
+          ...(entity.table.history === true
+            ? [
+                {
+                  name: 'asOf',
+                  in: 'query',
+                  required: false,
+                  description:
+                    'The record as it was at this time (ISO 8601 with a zone); 404 if it did not exist then.',
+                  schema: { type: 'string', format: 'date-time' },
+                },
+              ]
+            : []),
+        ],
         responses: {
-          '200': recordResponse,
+          '200':
+            expansion === undefined
+              ? responseRef(`${name}Read`)
+              : responseRef(`${name}ExpandableRecord`),
           '304': {
             description: 'Not modified: `If-None-Match` names the current version.',
             headers: ETAG_HEADER,
@@ -228,13 +442,79 @@ function operationOf(entity: ServedEntity, route: RouteModel, accessControlled: 
       return {
         ...common,
         operationId: `delete${name}`,
-        parameters: [parameterRef('IfMatch')],
+        parameters: [
+          parameterRef('IfMatch'),
+          ...(entity.table.softDelete === true
+            ? [
+                {
+                  name: 'purge',
+                  in: 'query',
+                  required: false,
+                  description:
+                    'Removes the record for good, also one that is soft-deleted already (a `record.purged` event); without it the record is kept, marked deleted.',
+                  schema: { type: 'boolean', default: false },
+                },
+              ]
+            : []),
+        ],
         responses: {
           '200': responseRef(`${name}Deleted`),
-          ...errors(['400', ...auth, '404', '412', '500', '503']),
+          ...errors(['400', ...auth, '404', ...(referenced ? ['409'] : []), '412', '500', '503']),
+        },
+      };
+    case 'getRecordHistory':
+      return {
+        ...common,
+        operationId: `history${name}`,
+        parameters: [
+          {
+            name: 'limit',
+            in: 'query',
+            required: false,
+            description: 'Versions per page (default 100).',
+            schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
+          },
+          {
+            name: 'cursor',
+            in: 'query',
+            required: false,
+            description: '`meta.next` of the previous page: the older versions.',
+            schema: { type: 'string' },
+          },
+        ],
+        responses: {
+          '200': responseRef(`${name}History`),
+          ...errors(['400', ...auth, '404', '500', '503']),
+        },
+      };
+    case 'restoreRecord':
+      return {
+        ...common,
+        operationId: `restore${name}`,
+        responses: {
+          '200': recordResponse,
+          ...errors(['400', ...auth, '404', '500', '503']),
         },
       };
   }
+}
+
+/**
+ * `deleted` on the list and count of a `softDelete` entity (SPEC §13): soft-deleted records too
+ * (`include`) or only them (`only`), for callers who may DELETE.
+ */
+function deletedParameters(entity: ServedEntity): Json[] {
+  if (entity.table.softDelete !== true) return [];
+  return [
+    {
+      name: 'deleted',
+      in: 'query',
+      required: false,
+      description:
+        'Soft-deleted records too (`include`) or only them (`only`); needs the DELETE method. Default `exclude`.',
+      schema: { type: 'string', enum: ['exclude', 'include', 'only'] },
+    },
+  ];
 }
 
 /** The roles of a method, as OpenAPI 3.1 security requirements (role names as scopes). */
@@ -281,6 +561,12 @@ function filterParameter(entity: ServedEntity): Json {
       operator === 'NOT_EQUALS' ? [operator, '!', 'NOT'] : [operator],
     );
     patternProperties[`^${escaped}\\[(${names.join('|')})\\]$`] = filterValues(model);
+    if (model.type === 'ENTITY_REF' && !name.includes('.')) {
+      // Through the reference: a field of the record it names, with that field's operators.
+      patternProperties[
+        `^${escaped}\\.[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*(\\[[A-Za-z_!]+\\])?$`
+      ] = { type: 'string' };
+    }
   }
   return {
     name: 'filters',
@@ -292,7 +578,8 @@ function filterParameter(entity: ServedEntity): Json {
       'ENDS_WITH (text, literal and case-sensitive), GT, GTE, LT, LTE — the operators of the ' +
       "field's type, as the parameter names below say. Different parameters combine with AND, a " +
       'repeated one with OR. `field.inner` filters inside an OBJECT; on an ARRAY, CONTAINS and ' +
-      'NOT_CONTAINS test for an element.',
+      'NOT_CONTAINS test for an element; `reference.field` filters by a field of the record an ' +
+      "ENTITY_REF names (one reference deep, with that field's operators).",
     style: 'form',
     explode: true,
     schema: { type: 'object', properties, patternProperties, additionalProperties: false },
@@ -357,7 +644,10 @@ function pagingParameters(entity: ServedEntity): Json[] {
   ];
 }
 
-/** `/health`, `/summary`, `/entity`, `/entity/{entity}`, `/events`, `/openapi.json`, `/docs`. */
+/**
+ * `/health`, `/summary`, `/entity`, `/entity/{entity}`, `/events`, `/openapi.json`, `/me`, `/admin`,
+ * `/docs`.
+ */
 function servicePaths(model: ServiceModel): Json {
   const auth = model.accessControlled ? ['401'] : [];
   const entityNames = model.entities.map((entity) => entity.name);
@@ -369,7 +659,80 @@ function servicePaths(model: ServiceModel): Json {
     },
     required: ['schema', 'restConfig'],
   };
+  const batchFailure = (description: string): Json => errorResponse(description);
   return {
+    '/batch': {
+      post: {
+        tags: ['service'],
+        summary: 'Runs up to 1000 data operations, across entities, in one transaction',
+        description:
+          'Each operation is served as its request would be on its own (access rules, REST ' +
+          'configuration, validation, hooks, `ifMatch` as `If-Match`) and sees the writes of the ' +
+          'ones before it. All commit or none: the first failing operation rolls everything back ' +
+          "and sets the answer's status; its reason reads `Operation <i> (<METHOD> <path>): " +
+          '<reason>` and `error.operation` is its index. Change events of a batch get ' +
+          'consecutive seqs.',
+        operationId: 'batch',
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                properties: {
+                  operations: {
+                    type: 'array',
+                    maxItems: 1000,
+                    items: {
+                      type: 'object',
+                      properties: {
+                        method: { enum: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] },
+                        path: {
+                          type: 'string',
+                          pattern: '^/data/',
+                          description:
+                            'A path under `/data/` with its query, e.g. `/data/product/p1` or `/data/product?onConflict=merge`.',
+                        },
+                        body: {
+                          type: 'object',
+                          description: 'The body the request would have: `{"data": …}`.',
+                        },
+                        ifMatch: { type: 'string', description: 'Sent as `If-Match`.' },
+                      },
+                      required: ['method', 'path'],
+                      additionalProperties: false,
+                    },
+                  },
+                },
+                required: ['operations'],
+                additionalProperties: false,
+              },
+            },
+          },
+        },
+        responses: {
+          '200': success({
+            type: 'array',
+            description: 'One result per operation, in order.',
+            items: {
+              type: 'object',
+              properties: {
+                status: { type: 'integer' },
+                data: { description: "The operation's `data`." },
+                meta: { type: 'object', description: "The operation's `meta`, when it has one." },
+                etag: { type: 'string', description: "The operation's `ETag`, when it has one." },
+              },
+              required: ['status', 'data'],
+              additionalProperties: false,
+            },
+          }),
+          ...errors(['400', ...auth, '413', '415', '500', '503']),
+          default: batchFailure(
+            'An operation failed with this status (404, 409, 412, …): nothing was written; `error.operation` names it.',
+          ),
+        },
+      },
+    },
     '/health': {
       get: {
         tags: ['service'],
@@ -501,6 +864,69 @@ function servicePaths(model: ServiceModel): Json {
         },
       },
     },
+    '/me': {
+      get: {
+        tags: ['service'],
+        summary: 'Who the caller is and which methods it may call on each entity',
+        description:
+          "The caller's subject and roles (`null` and `[]` without credentials), whether the " +
+          'service has access rules, and per entity the caller may list the methods (`GET_LIST`, ' +
+          '`GET_BYID`, `NEW`, `UPDATE`, `DELETE`) that both the REST configuration and the access ' +
+          'rules allow it. The admin app offers only these actions.',
+        operationId: 'me',
+        responses: {
+          '200': success({
+            type: 'object',
+            properties: {
+              subject: { type: ['string', 'null'] },
+              roles: { type: 'array', items: { type: 'string' } },
+              accessRules: { type: 'boolean' },
+              entities: {
+                type: 'object',
+                additionalProperties: {
+                  type: 'array',
+                  items: { enum: ['GET_LIST', 'GET_BYID', 'NEW', 'UPDATE', 'DELETE'] },
+                },
+              },
+            },
+            required: ['subject', 'roles', 'accessRules', 'entities'],
+          }),
+          ...errors([...auth, '500']),
+        },
+      },
+    },
+    '/admin': {
+      get: {
+        tags: ['service'],
+        summary: 'The admin web app (HTML; absent with ADMIN=off)',
+        operationId: 'admin',
+        responses: {
+          '200': {
+            description: "The app's page; it loads its files from `/admin/{file}`.",
+            content: { 'text/html': { schema: { type: 'string' } } },
+          },
+          ...errors(['404', '500']),
+        },
+      },
+    },
+    '/admin/{file}': {
+      get: {
+        tags: ['service'],
+        summary: 'The files of the admin web app (names carry a content hash; cached for a year)',
+        operationId: 'adminFile',
+        parameters: [{ name: 'file', in: 'path', required: true, schema: { type: 'string' } }],
+        responses: {
+          '200': {
+            description: 'The file.',
+            content: {
+              'text/css': { schema: { type: 'string' } },
+              'text/javascript': { schema: { type: 'string' } },
+            },
+          },
+          ...errors(['404', '500']),
+        },
+      },
+    },
     '/docs': {
       get: {
         tags: ['service'],
@@ -588,6 +1014,7 @@ const ERROR_RESPONSES: Readonly<Record<string, string>> = {
   '401': 'Unauthorized',
   '403': 'Forbidden',
   '404': 'NotFound',
+  '409': 'Referenced',
   '412': 'PreconditionFailed',
   '413': 'PayloadTooLarge',
   '415': 'UnsupportedMediaType',
@@ -627,7 +1054,7 @@ const SHARED_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
   ChangeEvent: {
     type: 'object',
     description:
-      'One committed change (`GET /events`): the `data` of a `record.created`, `record.updated` or `record.deleted` message.',
+      'One committed change (`GET /events`): the `data` of a `record.created`, `record.updated`, `record.deleted`, `record.restored` or `record.purged` message.',
     properties: {
       seq: {
         type: 'integer',
@@ -636,10 +1063,24 @@ const SHARED_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
       },
       entity: { type: 'string' },
       id: { type: 'string', description: 'The record id.' },
-      op: { enum: ['created', 'updated', 'deleted'] },
+      op: {
+        enum: ['created', 'updated', 'deleted', 'restored', 'purged'],
+        description: '`restored` and `purged` happen on entities with `softDelete` only.',
+      },
+      soft: {
+        const: true,
+        description:
+          'Present on the `deleted` of a soft delete: the record is kept, marked deleted.',
+      },
+      version: {
+        type: 'integer',
+        minimum: 1,
+        description:
+          'The version this change made in the record’s history (entities with `history` only); both events of a rename carry the rename’s version.',
+      },
       record: {
         type: 'object',
-        description: 'The record after the change; before it, for `deleted`.',
+        description: 'The record after the change; before it, for `deleted` and `purged`.',
       },
       timeUnix: { type: 'integer', description: 'Unix time in milliseconds of the write.' },
       timeISO: { type: 'string', format: 'date-time' },
@@ -657,6 +1098,32 @@ const SHARED_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
     required: ['lastUpdateTimeUnix', 'lastUpdateTimeISO'],
     additionalProperties: false,
   },
+  WriteMeta: {
+    type: 'object',
+    description:
+      'When the records were written; for an upsert (`onConflict`), how many were created, updated and left unchanged.',
+    properties: {
+      created: { type: 'integer', minimum: 0 },
+      updated: { type: 'integer', minimum: 0 },
+      unchanged: { type: 'integer', minimum: 0 },
+      lastUpdateTimeUnix: { type: 'integer', description: 'Unix time in milliseconds.' },
+      lastUpdateTimeISO: { type: 'string', format: 'date-time' },
+    },
+    required: ['lastUpdateTimeUnix', 'lastUpdateTimeISO'],
+    additionalProperties: false,
+  },
+  ChangeMeta: {
+    type: 'object',
+    description:
+      'How many records a change or delete by filter acted on, and when (absent when none matched).',
+    properties: {
+      count: { type: 'integer', minimum: 0 },
+      lastUpdateTimeUnix: { type: 'integer', description: 'Unix time in milliseconds.' },
+      lastUpdateTimeISO: { type: 'string', format: 'date-time' },
+    },
+    required: ['count'],
+    additionalProperties: false,
+  },
   ListMeta: {
     type: 'object',
     description:
@@ -665,6 +1132,11 @@ const SHARED_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
       start: { type: 'integer', minimum: 0 },
       limit: { type: 'integer', minimum: 1 },
       next: { type: 'string', description: 'Pass as `cursor` for the next page.' },
+      count: {
+        type: 'integer',
+        minimum: 0,
+        description: 'With `count=true`: the number of records matching the filters.',
+      },
     },
     additionalProperties: false,
   },
@@ -676,6 +1148,11 @@ const SHARED_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
         type: 'object',
         properties: {
           reason: { type: 'string' },
+          operation: {
+            type: 'integer',
+            minimum: 0,
+            description: 'In the answer of `POST /batch`: the index of the failing operation.',
+          },
           issues: {
             type: 'array',
             items: {
@@ -782,12 +1259,53 @@ const SHARED_PARAMETERS: Json = {
       '`meta.next` of the previous page, with the same filters and order (not with `start`).',
     schema: { type: 'string' },
   },
+  Fields: {
+    name: 'fields',
+    in: 'query',
+    required: false,
+    description:
+      'Only these fields of each record, comma-separated; a dotted path selects inside an OBJECT field or a reference `expand` embeds (`category.name&expand=category`).',
+    style: 'form',
+    explode: false,
+    schema: { type: 'array', items: { type: 'string' } },
+  },
+  Filter: {
+    name: 'filter',
+    in: 'query',
+    required: false,
+    description:
+      'A filter expression, ANDed with the other filters: comparisons `=`, `!=`, `>`, `>=`, `<`, `<=`, `~` (contains), `!~`, `in (a, b)`, `is null`, `is not null`, combined with `and`, `or`, `not` and parentheses; strings in double quotes (`\\"` escapes a quote), numbers, `true`, `false`; dotted paths. Example: `name ~ "ham" or code >= "H"`.',
+    schema: { type: 'string', maxLength: 4000 },
+  },
+  Count: {
+    name: 'count',
+    in: 'query',
+    required: false,
+    description: '`true` adds `meta.count`, the number of records matching the filters.',
+    schema: { type: 'boolean' },
+  },
   IfNoneMatch: {
     name: 'If-None-Match',
     in: 'header',
     required: false,
     description: 'An ETag: 304 when it names the current version.',
     schema: { type: 'string' },
+  },
+  OnConflict: {
+    name: 'onConflict',
+    in: 'query',
+    required: false,
+    description:
+      'Makes the insert an upsert: a record whose key exists is replaced (PUT semantics), merged (PATCH semantics) or left as it is (ignore).',
+    schema: { type: 'string', enum: ['replace', 'merge', 'ignore'] },
+  },
+  MaxAffected: {
+    name: 'maxAffected',
+    in: 'query',
+    required: false,
+    description:
+      'The most records the change may act on (default 1000, at most 10000); when more match, 400 and nothing changes.',
+    schema: { type: 'integer', minimum: 1, maximum: 10000, default: 1000 },
   },
   IfMatch: {
     name: 'If-Match',

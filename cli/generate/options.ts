@@ -28,6 +28,4 @@ export type DriverChoice = 'sqlite' | 'postgres' | 'both';
 /** The `--driver` values, for the CLI. */
 export const DRIVER_CHOICES: readonly DriverChoice[] = ['sqlite', 'postgres', 'both'];
 
-/** How a generated file says it is regenerated: in the service folder, with the remembered options. */
-export const REGENERATE_COMMAND =
-  'npx entity-gen generate -o . (in this folder; the options are remembered)';
+export { REGENERATE_COMMAND } from '../header.js';

@@ -4,11 +4,11 @@
  * document says. One compile call covers every entity that needs it (the library's cost is mostly
  * per call).
  *
- * The calls run in the generator's worker thread (../worker) when the generator runs built: the
- * library loads there while the main thread reads the schema, and compiles while the main thread
- * renders the other files.
+ * The calls run where `run` says: the CLI runs them in the generator's worker thread (../worker),
+ * where the library loads while the main thread reads the schema, and compiles while the main
+ * thread renders the other files.
  */
-import { inWorker } from '../worker/index.js';
+import { runTask, type TaskRunner } from '../worker/tasks.js';
 import type { JsonSchema } from './json-schema.js';
 import { TYPES_ROOT } from './types-compiler.js';
 
@@ -24,6 +24,7 @@ export interface TypesRequest {
  */
 export async function compileRecordTypes(
   requests: readonly TypesRequest[],
+  run: TaskRunner = runTask,
 ): Promise<Map<string, string>> {
   const result = new Map<string, string>();
   if (requests.length === 0) return result;
@@ -33,7 +34,7 @@ export async function compileRecordTypes(
       const $defs: Record<string, JsonSchema> = {};
       for (const request of batch)
         for (const [name, schema] of request.schemas) $defs[name] = schema;
-      return inWorker({ kind: 'types', $defs });
+      return run({ kind: 'types', $defs });
     }),
   );
   groups.forEach((batch, index) => {

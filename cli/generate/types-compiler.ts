@@ -19,6 +19,9 @@ export async function compileDefinitions($defs: Record<string, JsonSchema>): Pro
     unreachableDefinitions: true,
     additionalProperties: false,
     unknownAny: true,
+    // minItems/maxItems (SPEC §16 constraints) are checked at runtime; as tuple types they would
+    // make every array a fixed-length one.
+    ignoreMinAndMaxItems: true,
     // Our schemas carry no $ids or file references; nothing to resolve outside the document.
     $refOptions: { resolve: { file: false, http: false } },
   });

@@ -9,12 +9,12 @@
  *                     "runtimeSpec": …, "driver": …},
  *      "schemaHash": "<sha-256 hex>",
  *      "schema": [<ENTITY documents as written, sorted by entity name>],
- *      "files": {"<path>": "sha256:<hex>", ...},
- *      "emitted": {"<path>": "sha256:<hex>", ...}}
+ *      "files": {"<path>": "sha256:<hex>", ...}}
  *
- * `emitted` holds, for each formatted file, the hash of the text before formatting (a cache: the
- * next generation formats only files whose emitted text changed). Keys in that order, files
- * sorted by path, 2-space JSON with a trailing newline. The manifest
+ * It holds only what a reviewer or `check` needs: no cache key and no fingerprint of the
+ * generator (the generator's cache is a git-ignored file of its own, cli/generate/cache.ts; an
+ * `emitted` key of older manifests, which held it, is read and dropped). Keys in that order,
+ * files sorted by path, 2-space JSON with a trailing newline. The manifest
  * does not list itself, nor the user's files (`src/hooks/*`, `src/server.ts`). `invocation` is the
  * generation to repeat when `generate`, `check` or `dev` get no schema (paths relative to the
  * output folder). It records no generator version: a newer entity-gen changes it only where the
@@ -22,6 +22,7 @@
  * --runtime-spec is recorded); a `generator` key of older manifests is read and dropped.
  */
 import { createHash } from 'node:crypto';
+import type { Diagnostic } from '../diagnostics.js';
 import type { JsonValue } from '../schema/types.js';
 
 /** Where the manifest lives inside the output folder. */
@@ -51,11 +52,6 @@ export interface Manifest {
   readonly schema: readonly JsonValue[];
   /** Every generator-owned file, by path relative to the output folder: `sha256:<hex>`. */
   readonly files: Readonly<Record<string, string>>;
-  /**
-   * For each formatted file, the hash of the text the templates emitted before formatting: the
-   * next generation formats only the files whose emitted text changed.
-   */
-  readonly emitted?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -86,7 +82,6 @@ export function renderManifest(manifest: Manifest): string {
     schemaHash: manifest.schemaHash,
     schema: manifest.schema,
     files,
-    ...(manifest.emitted === undefined ? {} : { emitted: sortedByPath(manifest.emitted) }),
   };
   return `${JSON.stringify(ordered, null, 2)}\n`;
 }
@@ -102,6 +97,19 @@ export type ParsedManifest =
   | { readonly manifest: Manifest; readonly problem?: undefined }
   | { readonly manifest?: undefined; readonly problem: string };
 
+/** The diagnostic of a manifest that cannot be read (`problem` says why). */
+export function invalidManifestDiagnostic(problem: string): Diagnostic {
+  return {
+    file: MANIFEST_PATH,
+    line: 1,
+    column: 1,
+    message:
+      `the manifest cannot be used: ${problem}. Restore it from version control, or ` +
+      'delete it to have identical files taken over and everything else left alone',
+    code: 'MANIFEST_INVALID',
+  };
+}
+
 /**
  * Reads a manifest's text. Paths are checked to stay inside the output folder, so a tampered
  * manifest cannot make a run delete files elsewhere.
@@ -116,7 +124,7 @@ export function parseManifest(text: string): ParsedManifest {
     };
   }
   if (!isObject(parsed)) return { problem: 'not a JSON object' };
-  const { format, generator, invocation, schemaHash, schema, files, emitted } = parsed;
+  const { format, generator, invocation, schemaHash, schema, files } = parsed;
   if (typeof format === 'number' && format > MANIFEST_FORMAT) {
     return {
       problem: `format ${format} was written by a newer entity-gen (${String(generator)}); upgrade entity-gen`,
@@ -144,12 +152,6 @@ export function parseManifest(text: string): ParsedManifest {
     }
     hashes[path] = hash;
   }
-  // Only a cache: what does not read as one is ignored, and every file is formatted again.
-  const emittedHashes: Record<string, string> = {};
-  if (isObject(emitted)) {
-    for (const [path, hash] of Object.entries(emitted))
-      if (typeof hash === 'string' && path in hashes) emittedHashes[path] = hash;
-  }
   return {
     manifest: {
       format: MANIFEST_FORMAT,
@@ -157,7 +159,6 @@ export function parseManifest(text: string): ParsedManifest {
       schemaHash,
       schema: schema as JsonValue[],
       files: hashes,
-      ...(isObject(emitted) ? { emitted: emittedHashes } : {}),
     },
   };
 }

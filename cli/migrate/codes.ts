@@ -15,6 +15,10 @@ export const MIGRATION_DIAGNOSTIC_CODES = {
     "An entity's logical key changes: records are re-keyed, some may be lost (needs --allow-data-loss).",
   MIGRATION_REQUIRED_WITHOUT_DEFAULT:
     'A field is added as, or becomes, required (or loses values) without a default for existing records.',
+  MIGRATION_REMOVES_SOFT_DELETE:
+    'softDelete was switched off: the soft-deleted records would be purged (needs --allow-data-loss).',
+  MIGRATION_REMOVES_HISTORY:
+    'history was switched off: the kept versions of its records would be deleted (needs --allow-data-loss).',
   MIGRATION_AMBIGUOUS_RENAME:
     'renamedFrom names nothing in the previous schema, a name that still exists, or a name claimed twice.',
 } as const;

@@ -57,6 +57,8 @@ export function hasStorageChange(diff: EntityDiff): boolean {
     diff.old.name !== diff.new.name ||
     diff.added.length > 0 ||
     diff.dropped.length > 0 ||
+    (diff.old.table.softDelete === true) !== (diff.new.table.softDelete === true) ||
+    (diff.old.table.history === true && diff.new.table.history !== true) ||
     indexesChanged(diff) ||
     diff.kept.some(
       (field) =>
@@ -180,7 +182,40 @@ class DiffContext {
     for (const field of added) this.addField(entity, field);
     for (const field of kept) this.reindexField(entity, field);
     this.reindexEntity(old, entity);
+    this.softDelete(old, entity);
+    this.history(old, entity);
     return { kind: 'alter', old, new: entity, kept, added, dropped, rekey };
+  }
+
+  /** `softDelete` switched on (columns added) or off (soft-deleted records purged, SPEC §13). */
+  private softDelete(old: EntityModel, entity: EntityModel): void {
+    const before = old.table.softDelete === true;
+    const after = entity.table.softDelete === true;
+    if (!before && after) {
+      this.step(`Keep deleted records of entity ${entity.name} (softDelete): records kept`);
+    } else if (before && !after) {
+      this.lossy(
+        entityPosition(entity),
+        'MIGRATION_REMOVES_SOFT_DELETE',
+        `Entity ${entity.name} no longer has softDelete: its soft-deleted records would be purged`,
+        `Stop keeping deleted records of entity ${entity.name}: its soft-deleted records are purged`,
+      );
+    }
+  }
+
+  /**
+   * `history` switched off: the kept versions are deleted (SPEC §13). Switched on needs no step:
+   * the runtime keeps versions in its own table from the next write on.
+   */
+  private history(old: EntityModel, entity: EntityModel): void {
+    if (old.table.history === true && entity.table.history !== true) {
+      this.lossy(
+        entityPosition(entity),
+        'MIGRATION_REMOVES_HISTORY',
+        `Entity ${entity.name} no longer has history: its kept versions would be deleted`,
+        `Stop keeping the history of entity ${entity.name}: its kept versions are deleted`,
+      );
+    }
   }
 
   private renameField(entity: EntityModel, field: KeptField): void {
@@ -198,11 +233,19 @@ class DiffContext {
   private reindexEntity(old: EntityModel, entity: EntityModel): void {
     const before = declaredIndexes(old);
     const after = declaredIndexes(entity);
+    const named = (index: string): string =>
+      index.startsWith('unique ')
+        ? `unique index ${index.slice('unique '.length)}`
+        : `index ${index}`;
     for (const index of before) {
-      if (!after.includes(index)) this.step(`Drop index ${index} of entity ${entity.name}`);
+      if (!after.includes(index)) this.step(`Drop ${named(index)} of entity ${entity.name}`);
     }
     for (const index of after) {
-      if (!before.includes(index)) this.step(`Create index ${index} of entity ${entity.name}`);
+      if (before.includes(index)) continue;
+      const check = index.startsWith('unique ')
+        ? ' (the migration stops, listing them, if stored records share values)'
+        : '';
+      this.step(`Create ${named(index)} of entity ${entity.name}${check}`);
     }
   }
 

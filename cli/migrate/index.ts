@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { Diagnostic } from '../diagnostics.js';
 import { sortDiagnostics } from '../diagnostics.js';
-import { headerLine } from '../generate/emit.js';
+import { headerLine } from '../header.js';
 import { normalize } from '../model/normalize.js';
 import type { EntityModel, SchemaModel } from '../model/types.js';
 import { loadSchemas } from '../schema/index.js';
@@ -25,6 +25,8 @@ import { sqliteStatements } from './sqlite.js';
 
 export { MIGRATION_DIAGNOSTIC_CODES, type MigrationDiagnosticCode } from './codes.js';
 export type { MigrationStep } from './diff.js';
+import { constraintChecks, constraintSql, constraintSteps } from './constraints.js';
+import { referenceChecks, referenceSql, referenceSteps } from './references.js';
 
 /** Folder of the migration files inside the generated service. */
 export const MIGRATIONS_DIR = 'migrations';
@@ -32,6 +34,11 @@ export const MIGRATIONS_DIR = 'migrations';
 export interface MigrationOptions {
   /** Accept changes that delete or narrow stored data. */
   readonly allowDataLoss: boolean;
+  /**
+   * A reference that gains `onDelete` has its dangling values cleared by the migration (else the
+   * migration only checks them, and fails listing them).
+   */
+  readonly clearDanglingReferences?: boolean;
   /** Names of the files already in `<out>/migrations` (with or without the folder). */
   readonly existingMigrations: readonly string[];
   /** Where the previous schema was read from, for its diagnostics (default `.entity-gen/manifest.json`). */
@@ -104,7 +111,9 @@ export function planMigrations(
     return { files: [], renames: [], steps: [], diagnostics: previous.diagnostics };
   const diff = diffModels(previous.entities, model, options.allowDataLoss);
   const renames = renamesOf(diff.entities);
-  const steps = [...diff.steps];
+  const clear = options.clearDanglingReferences === true;
+  const checks = referenceChecks(diff.entities, model);
+  const ruleChecks = constraintChecks(diff.entities);
   const diagnostics = sortDiagnostics(diff.diagnostics);
   // Only changes with SQL (an index flag on the first key column, say, has none).
   const changes = diff.entities.filter(
@@ -112,12 +121,33 @@ export function planMigrations(
       hasStorageChange(change) &&
       (sqliteStatements(change).length > 0 || postgresStatements(change).length > 0),
   );
-  if (diagnostics.length > 0 || changes.length === 0) {
+  const steps = [
+    ...(changes.length === 0 ? [] : diff.steps),
+    ...referenceSteps(checks, clear),
+    ...constraintSteps(ruleChecks),
+  ];
+  if (
+    diagnostics.length > 0 ||
+    (changes.length === 0 && checks.length === 0 && ruleChecks.length === 0)
+  ) {
     return { files: [], renames, steps: changes.length === 0 ? [] : steps, diagnostics };
   }
-  const bodies = new Map(DIALECTS.map((dialect) => [dialect, body(dialect, changes)]));
+  const bodies = new Map(
+    DIALECTS.map((dialect) => [
+      dialect,
+      [body(dialect, changes), referenceSql(dialect, checks, clear), constraintSql(ruleChecks)]
+        .filter((text) => text !== '')
+        .join('\n'),
+    ]),
+  );
   const hash = sha256(DIALECTS.map((dialect) => bodies.get(dialect)!).join('\n')).slice(0, 8);
-  const id = `${String(nextSequence(options.existingMigrations)).padStart(4, '0')}_${slug(changes)}_${hash}`;
+  const name =
+    changes.length > 0
+      ? slug(changes)
+      : checks.length > 0
+        ? `check-references-${checks[0]!.source.entity.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`
+        : `check-constraints-${ruleChecks[0]!.entity.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`;
+  const id = `${String(nextSequence(options.existingMigrations)).padStart(4, '0')}_${name}_${hash}`;
   const files = DIALECTS.map((dialect) => ({
     path: `${MIGRATIONS_DIR}/${id}.${dialect}.sql`,
     contents: header(id, dialect, previous.hash, model, steps) + bodies.get(dialect)!,

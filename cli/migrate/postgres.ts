@@ -15,7 +15,14 @@ import {
 import type { EntityModel, FieldModel } from '../model/types.js';
 import type { EntityDiff, KeptField } from './diff.js';
 import { keptValue, literal, lkValueLiteral, nullOf, q, text } from './sql.js';
-import { tableDescriptor } from './tables.js';
+import {
+  historyStatements,
+  indexCreation,
+  rebuiltIndexes,
+  softDeleteCopy,
+  softDeleteStatements,
+  tableDescriptor,
+} from './tables.js';
 
 /** The statements of one entity's change, in order. */
 export function postgresStatements(diff: EntityDiff): string[] {
@@ -28,6 +35,7 @@ export function postgresStatements(diff: EntityDiff): string[] {
       return [
         `DROP TABLE IF EXISTS ${q(diff.old.tableName)}`,
         `DELETE FROM ${q(ACTIVITY_TABLE)} WHERE "entity" = ${text(diff.old.name)}`,
+        ...historyStatements(diff.old, undefined),
       ];
     case 'alter':
       return diff.rekey ? rebuild(diff) : alter(diff);
@@ -80,12 +88,14 @@ function alter(diff: Extract<EntityDiff, { kind: 'alter' }>): string[] {
   }
   for (const field of diff.kept) statements.push(...columnStatements(t, field));
   for (const field of diff.added) statements.push(...addColumn(t, field));
+  statements.push(...softDeleteStatements(diff.old, diff.new, t, 'BIGINT'));
+  statements.push(...historyStatements(diff.old, diff.new));
   const creates = postgresDdl.createIndexes(newTable);
   newIndexes.forEach((index, position) => {
     if (!existing.has(index.name)) statements.push(creates[position]!);
   });
   for (const index of newComposites) {
-    if (!existing.has(index.name)) statements.push(index.sql);
+    if (!existing.has(index.name)) statements.push(indexCreation(newTable, index));
   }
   return statements;
 }
@@ -139,10 +149,10 @@ function rebuild(diff: Extract<EntityDiff, { kind: 'alter' }>): string[] {
   };
   const columns: string[] = [];
   const values: string[] = [];
-  const valueOf = new Map<string, string>();
+  const valueOfField = new Map<string, string>();
   const { fixedKeyColumn, lkValue, singleRecord } = diff.new;
   if (fixedKeyColumn !== undefined) {
-    valueOf.set(fixedKeyColumn, text(lkValue ?? ''));
+    valueOfField.set(fixedKeyColumn, text(lkValue ?? ''));
     columns.push(q(fixedKeyColumn));
     values.push(text(lkValue ?? ''));
   }
@@ -156,17 +166,19 @@ function rebuild(diff: Extract<EntityDiff, { kind: 'alter' }>): string[] {
           : field.default === undefined
             ? nullOf('postgres', postgresDdl.columnType(field.columnKind))
             : literal('postgres', field.columnKind, field.default);
-    valueOf.set(field.name, value);
+    valueOfField.set(field.name, value);
     columns.push(q(field.name));
     values.push(value);
   }
-  for (const bookkeeping of [CREATED_COLUMN, UPDATED_COLUMN, VERSION_COLUMN]) {
+  const marks = softDeleteCopy(diff.old, diff.new);
+  for (const bookkeeping of [CREATED_COLUMN, UPDATED_COLUMN, VERSION_COLUMN, ...marks.columns]) {
     columns.push(q(bookkeeping));
     values.push(q(bookkeeping));
   }
-  const where = diff.new.storageKey
-    .map((name) => `(${valueOf.get(name)!}) IS NOT NULL`)
-    .join(' AND ');
+  const where = [
+    ...diff.new.storageKey.map((name) => `(${valueOfField.get(name)!}) IS NOT NULL`),
+    ...(marks.where === undefined ? [] : [marks.where]),
+  ].join(' AND ');
   const order = diff.old.storageKey.map(q).join(', ');
   const statements = [
     postgresDdl.createTable(temporary),
@@ -178,7 +190,8 @@ function rebuild(diff: Extract<EntityDiff, { kind: 'alter' }>): string[] {
     renamePrimaryKey(newTable.table),
   ];
   if (diff.old.name !== diff.new.name) statements.push(renameActivity(diff.old, diff.new));
-  statements.push(...postgresDdl.createIndexes(newTable));
+  statements.push(...historyStatements(diff.old, diff.new));
+  statements.push(...rebuiltIndexes(postgresDdl, newTable));
   return statements;
 }
 

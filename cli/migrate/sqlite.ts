@@ -26,7 +26,14 @@ import {
   q,
   text,
 } from './sql.js';
-import { tableDescriptor } from './tables.js';
+import {
+  historyStatements,
+  indexCreation,
+  rebuiltIndexes,
+  softDeleteCopy,
+  softDeleteStatements,
+  tableDescriptor,
+} from './tables.js';
 
 /** A placeholder default for NOT NULL columns added before their values are copied in. */
 const PLACEHOLDER: Readonly<Record<string, string>> = { TEXT: "''", INTEGER: '0', REAL: '0' };
@@ -42,6 +49,7 @@ export function sqliteStatements(diff: EntityDiff): string[] {
       return [
         `DROP TABLE IF EXISTS ${q(diff.old.tableName)}`,
         `DELETE FROM ${q(ACTIVITY_TABLE)} WHERE entity = ${text(diff.old.name)}`,
+        ...historyStatements(diff.old, undefined),
       ];
     case 'alter':
       return diff.rekey ? rebuild(diff) : alter(diff);
@@ -113,6 +121,8 @@ function alter(diff: Extract<EntityDiff, { kind: 'alter' }>): string[] {
   }
   for (const item of work) statements.push(...columnStatements(t, item));
   for (const field of diff.added) statements.push(...addColumn(t, field));
+  statements.push(...softDeleteStatements(diff.old, diff.new, t, 'INTEGER'));
+  statements.push(...historyStatements(diff.old, diff.new));
   statements.push(...createIndexes(newTable, untouched));
   return statements;
 }
@@ -126,7 +136,7 @@ function createIndexes(table: TableDescriptor, existing: ReadonlySet<string>): s
       .flatMap((index, position) => (existing.has(index.name) ? [] : [statements[position]!])),
     ...sqliteDdl
       .compositeIndexes(table)
-      .flatMap((index) => (existing.has(index.name) ? [] : [index.sql])),
+      .flatMap((index) => (existing.has(index.name) ? [] : [indexCreation(table, index)])),
   ];
 }
 
@@ -214,10 +224,10 @@ function rebuild(diff: Extract<EntityDiff, { kind: 'alter' }>): string[] {
   };
   const columns: string[] = [];
   const values: string[] = [];
-  const valueOf = new Map<string, string>();
+  const valueOfField = new Map<string, string>();
   const { fixedKeyColumn, lkValue, singleRecord } = diff.new;
   if (fixedKeyColumn !== undefined) {
-    valueOf.set(fixedKeyColumn, text(lkValue ?? ''));
+    valueOfField.set(fixedKeyColumn, text(lkValue ?? ''));
     columns.push(q(fixedKeyColumn));
     values.push(text(lkValue ?? ''));
   }
@@ -231,22 +241,24 @@ function rebuild(diff: Extract<EntityDiff, { kind: 'alter' }>): string[] {
           : field.default === undefined
             ? 'NULL'
             : literal('sqlite', field.columnKind, field.default);
-    valueOf.set(field.name, value);
+    valueOfField.set(field.name, value);
     columns.push(q(field.name));
     values.push(value);
   }
   for (const field of diff.new.fields) {
     if (field.columnKind !== 'decimal') continue;
     columns.push(q(decimalShadowColumn(field.name)));
-    values.push(decimalKeyOf(valueOf.get(field.name)!));
+    values.push(decimalKeyOf(valueOfField.get(field.name)!));
   }
-  for (const bookkeeping of [CREATED_COLUMN, UPDATED_COLUMN, VERSION_COLUMN]) {
+  const marks = softDeleteCopy(diff.old, diff.new);
+  for (const bookkeeping of [CREATED_COLUMN, UPDATED_COLUMN, VERSION_COLUMN, ...marks.columns]) {
     columns.push(q(bookkeeping));
     values.push(q(bookkeeping));
   }
-  const where = diff.new.storageKey
-    .map((name) => `(${valueOf.get(name)!}) IS NOT NULL`)
-    .join(' AND ');
+  const where = [
+    ...diff.new.storageKey.map((name) => `(${valueOfField.get(name)!}) IS NOT NULL`),
+    ...(marks.where === undefined ? [] : [marks.where]),
+  ].join(' AND ');
   const order = diff.old.storageKey.map(q).join(', ');
   return [
     sqliteDdl.createTable(temporary),
@@ -255,7 +267,8 @@ function rebuild(diff: Extract<EntityDiff, { kind: 'alter' }>): string[] {
     `DROP TABLE ${q(diff.old.tableName)}`,
     `ALTER TABLE ${q(temporary.table)} RENAME TO ${q(newTable.table)}`,
     ...(diff.old.name === diff.new.name ? [] : [renameActivity(diff.old, diff.new)]),
-    ...sqliteDdl.createIndexes(newTable),
+    ...historyStatements(diff.old, diff.new),
+    ...rebuiltIndexes(sqliteDdl, newTable),
   ];
 }
 

@@ -1,4 +1,14 @@
-import type { TableDescriptor } from '@entity-gen/runtime/ddl';
+import {
+  DELETED_AT_COLUMN,
+  DELETED_BY_COLUMN,
+  HISTORY_TABLE,
+  quoteIdentifier,
+  quoteLiteral,
+  uniqueCheckLine,
+  type CompositeIndexDescriptor,
+  type DialectDdl,
+  type TableDescriptor,
+} from '@entity-gen/runtime/ddl';
 import type { EntityModel } from '../model/types.js';
 
 /**
@@ -33,13 +43,97 @@ export function tableDescriptor(entity: EntityModel): TableDescriptor {
     key: entity.storageKey,
     keySeparator: entity.lkSeparator,
     ...(entity.table.indexes === undefined ? {} : { indexes: entity.table.indexes }),
+    ...(entity.table.softDelete === true ? { softDelete: true } : {}),
+    ...(entity.table.unique === undefined ? {} : { unique: entity.table.unique }),
+    ...(entity.table.history === true ? { history: true } : {}),
   };
+}
+
+/**
+ * The statement that creates a composite or unique index in a migration: a unique index is
+ * preceded by its check line, so the driver lists the records that share values before the
+ * index fails to build on them (SPEC §16).
+ */
+export function indexCreation(table: TableDescriptor, index: CompositeIndexDescriptor): string {
+  if (!index.unique) return index.sql;
+  return `${uniqueCheckLine({ entity: table.entity, fields: index.fields })}\n${index.sql}`;
+}
+
+/** Every index statement of a table rebuilt in a migration (its records copied in). */
+export function rebuiltIndexes(ddl: DialectDdl, table: TableDescriptor): string[] {
+  const single = ddl.createIndexes(table).slice(0, ddl.indexes(table).length);
+  return [...single, ...ddl.compositeIndexes(table).map((index) => indexCreation(table, index))];
 }
 
 /** The composite indexes an entity declares, as written (`[category, -price]`). */
 export function declaredIndexes(entity: EntityModel): string[] {
-  return (entity.table.indexes ?? []).map(
-    (columns) =>
-      `[${columns.map(({ column, descending }) => (descending ? `-${column}` : column)).join(', ')}]`,
-  );
+  return [
+    ...(entity.table.indexes ?? []).map(
+      (columns) =>
+        `[${columns.map(({ column, descending }) => (descending ? `-${column}` : column)).join(', ')}]`,
+    ),
+    ...(entity.table.unique ?? []).map((fields) => `unique [${fields.join(', ')}]`),
+  ];
+}
+
+/**
+ * The statements that add or drop the columns marking soft-deleted records (SPEC §13) when
+ * `softDelete` is switched on or off; switched off, the soft-deleted records are purged first.
+ * `t` is the quoted (new) table name.
+ */
+export function softDeleteStatements(
+  old: EntityModel,
+  entity: EntityModel,
+  t: string,
+  timeType: string,
+): string[] {
+  const before = old.table.softDelete === true;
+  const after = entity.table.softDelete === true;
+  const at = quoteIdentifier(DELETED_AT_COLUMN);
+  const by = quoteIdentifier(DELETED_BY_COLUMN);
+  if (!before && after) {
+    return [
+      `ALTER TABLE ${t} ADD COLUMN ${at} ${timeType}`,
+      `ALTER TABLE ${t} ADD COLUMN ${by} TEXT`,
+    ];
+  }
+  if (before && !after) {
+    return [
+      `DELETE FROM ${t} WHERE ${at} IS NOT NULL`,
+      `ALTER TABLE ${t} DROP COLUMN ${at}`,
+      `ALTER TABLE ${t} DROP COLUMN ${by}`,
+    ];
+  }
+  return [];
+}
+
+/**
+ * The statements on the kept versions (`_eg_history`, SPEC §13) of an entity that had `history`:
+ * switched off (or the entity dropped, `entity` undefined), its versions are deleted; renamed,
+ * they follow the new name. The table exists: the runtime created it while `history` was on.
+ */
+export function historyStatements(old: EntityModel, entity: EntityModel | undefined): string[] {
+  if (old.table.history !== true) return [];
+  const h = quoteIdentifier(HISTORY_TABLE);
+  if (entity === undefined || entity.table.history !== true)
+    return [`DELETE FROM ${h} WHERE "entity" = ${quoteLiteral(old.name)}`];
+  if (old.name === entity.name) return [];
+  return [
+    `UPDATE ${h} SET "entity" = ${quoteLiteral(entity.name)} WHERE "entity" = ${quoteLiteral(old.name)}`,
+  ];
+}
+
+/**
+ * For the copy of a rebuilt table: the mark columns copied when both tables keep deleted records,
+ * and the condition that leaves soft-deleted records behind when the new one does not.
+ */
+export function softDeleteCopy(
+  old: EntityModel,
+  entity: EntityModel,
+): { columns: string[]; where: string | undefined } {
+  const before = old.table.softDelete === true;
+  const after = entity.table.softDelete === true;
+  if (before && after) return { columns: [DELETED_AT_COLUMN, DELETED_BY_COLUMN], where: undefined };
+  if (before) return { columns: [], where: `${quoteIdentifier(DELETED_AT_COLUMN)} IS NULL` };
+  return { columns: [], where: undefined };
 }

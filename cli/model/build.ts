@@ -1,3 +1,8 @@
+/**
+ * The model phase of a generation: loads the schema files, the REST configuration and the access
+ * file, and turns them into the frozen `ServiceModel` the emitters read (or the diagnostics that
+ * prevent one).
+ */
 import { loadAccess, type AccessSource } from '../access/index.js';
 import type { Diagnostic } from '../diagnostics.js';
 import { loadRestConfig, type RestConfigSource } from '../restconfig/index.js';

@@ -1,7 +1,18 @@
+/**
+ * Normalization: validated ENTITY documents become the model, with every decision made once here
+ * (identifiers, file names, SQL and TypeScript types, converters), and name collisions reported.
+ */
 import { createHash } from 'node:crypto';
 import stableStringify from 'fast-json-stable-stringify';
 import type { Diagnostic } from '../diagnostics.js';
-import type { FieldDoc, LoadedEntity, SourcePosition, TypeConfigDoc } from '../schema/types.js';
+import { CONSTRAINT_KEYS, type FieldConstraints } from '@entity-gen/runtime/convert';
+import type {
+  FieldDoc,
+  JsonValue,
+  LoadedEntity,
+  SourcePosition,
+  TypeConfigDoc,
+} from '../schema/types.js';
 import {
   columnKindOf,
   DEFAULT_KEY_SEPARATOR,
@@ -79,6 +90,7 @@ function normalizeEntity(
   const typeName = pascalCase(doc.name);
   const context: EntityContext = {
     typeName,
+    entityName: doc.name,
     byName,
     integerKeyed,
     constants: [],
@@ -168,6 +180,8 @@ function topLevelExtras(
 
 interface EntityContext {
   readonly typeName: string;
+  /** The entity's name as declared, for constraint messages. */
+  readonly entityName: string;
   readonly byName: ReadonlyMap<string, LoadedEntity>;
   /** Entities whose ids are numbers (one INTEGER key field). */
   readonly integerKeyed: ReadonlySet<string>;
@@ -199,11 +213,42 @@ function fieldModel(
     indexed: field.index === true,
     isKey,
     columnKind,
+    ...(field.generated === undefined ? {} : { generated: field.generated }),
   };
 }
 
-/** Builds the converter of a value, registering the constants and readers it needs. */
+/**
+ * Builds the converter of a value, registering the constants and readers it needs; a value with
+ * constraints (SPEC §16) gets its converter wrapped in `constrained(...)`.
+ */
 function typeModelOf(
+  config: TypeConfigDoc,
+  context: EntityContext,
+  path: readonly string[],
+): TypeModel {
+  const model = unconstrainedModelOf(config, context, path);
+  const constraints = constraintsOf(config);
+  if (constraints === undefined) return model;
+  const stem = uniqueStem(context, `${context.typeName}${path.map(pascalCase).join('')}Checked`);
+  const converter = addConstant(context, `to${stem}`, 'constrained', model.converter, [
+    config.type,
+    { ...constraints },
+    context.entityName,
+  ]);
+  return { ...model, converter, constraints };
+}
+
+/** The constraint keys `config` declares, or undefined when it declares none. */
+function constraintsOf(config: TypeConfigDoc): FieldConstraints | undefined {
+  const result: Record<string, number | string> = {};
+  for (const key of CONSTRAINT_KEYS) {
+    const value = config[key];
+    if (value !== undefined) result[key] = value;
+  }
+  return Object.keys(result).length === 0 ? undefined : result;
+}
+
+function unconstrainedModelOf(
   config: TypeConfigDoc,
   context: EntityContext,
   path: readonly string[],
@@ -323,8 +368,9 @@ function addConstant(
   name: string,
   factory: ConverterConstant['factory'],
   argument: ConverterConstant['argument'],
+  extra?: readonly JsonValue[],
 ): string {
-  context.constants.push({ name, factory, argument });
+  context.constants.push({ name, factory, argument, ...(extra === undefined ? {} : { extra }) });
   return name;
 }
 
@@ -370,6 +416,6 @@ function deepFreeze<T>(value: T): T {
  * a position, which spells the schema file as the user named it: the output must not depend on
  * the working directory.
  */
-function modelPosition(position: SourcePosition): SourcePosition {
+export function modelPosition(position: SourcePosition): SourcePosition {
   return Object.defineProperty({ ...position }, 'toJSON', { value: () => undefined });
 }

@@ -24,6 +24,10 @@ type RouteSpec = Omit<RouteModel, 'fullPath' | 'summary'> & {
   readonly summary: string;
   /** For a single-record entity: what it does there, or `undefined` when it has no such route. */
   readonly single: string | undefined;
+  /** Only an entity with `softDelete` has the route. */
+  readonly softDeleteOnly?: boolean;
+  /** Only an entity with `history` has the route. */
+  readonly historyOnly?: boolean;
 };
 
 /** Every route of an entity, in the order they are added to its router. */
@@ -44,11 +48,47 @@ const ROUTES: readonly RouteSpec[] = [
     path: '/',
     rest: 'NEW',
     operation: 'insertRecords',
-    summary: 'inserts one {E} record, or a list of them in one transaction',
+    summary:
+      'inserts one {E} record, or a list of them in one transaction (upserts with onConflict)',
     single: undefined,
     takesId: false,
     takesRestConfig: false,
     takesHooks: true,
+  },
+  {
+    method: 'PATCH',
+    path: '/',
+    rest: 'UPDATE',
+    operation: 'patchRecords',
+    summary: 'changes some fields of every {E} record the filters match, in one transaction',
+    single: undefined,
+    takesId: false,
+    takesRestConfig: false,
+    takesHooks: true,
+  },
+  {
+    method: 'DELETE',
+    path: '/',
+    rest: 'DELETE',
+    operation: 'deleteRecords',
+    summary: 'deletes every {E} record the filters match, in one transaction',
+    single: undefined,
+    takesId: false,
+    takesRestConfig: false,
+    takesHooks: true,
+  },
+  {
+    // Before GET '/*id', which would take `<id>/history` for an id.
+    method: 'GET',
+    path: '/*id/history',
+    rest: 'GET_BYID',
+    operation: 'getRecordHistory',
+    summary: 'lists the kept versions of one {E} record, newest first',
+    single: 'lists the kept versions of the {E} record, newest first',
+    takesId: false,
+    takesRestConfig: false,
+    takesHooks: false,
+    historyOnly: true,
   },
   {
     method: 'GET',
@@ -94,6 +134,18 @@ const ROUTES: readonly RouteSpec[] = [
     takesRestConfig: false,
     takesHooks: true,
   },
+  {
+    method: 'POST',
+    path: '/*id/restore',
+    rest: 'DELETE',
+    operation: 'restoreRecord',
+    summary: 'restores one soft-deleted {E} record',
+    single: undefined,
+    takesId: false,
+    takesRestConfig: false,
+    takesHooks: false,
+    softDeleteOnly: true,
+  },
 ];
 
 /**
@@ -133,12 +185,21 @@ function routesOf(entity: EntityModel, restConfig: EntityRestConfig): RouteModel
   const collection = `/data/${entity.pathName}`;
   const record = `${collection}/${entity.singleRecord ? (entity.lkValue ?? '{id}') : '{id}'}`;
   const routes: RouteModel[] = [];
-  for (const { single, summary, ...route } of ROUTES) {
+  for (const { single, summary, softDeleteOnly, historyOnly, ...route } of ROUTES) {
     const text = entity.singleRecord ? single : summary;
     if (text === undefined || !restConfig.allowedMethods.includes(route.rest)) continue;
+    if (softDeleteOnly === true && entity.table.softDelete !== true) continue;
+    if (historyOnly === true && entity.table.history !== true) continue;
     routes.push({
       ...route,
-      fullPath: route.path === '/' ? collection : record,
+      fullPath:
+        route.path === '/'
+          ? collection
+          : softDeleteOnly === true
+            ? `${record}/restore`
+            : historyOnly === true
+              ? `${record}/history`
+              : record,
       summary: text.replace('{E}', entity.name),
     });
   }

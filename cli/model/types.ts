@@ -1,7 +1,14 @@
+/**
+ * The types of the model the emitters and templates read: service, entities, fields, routes; never
+ * the schema as written.
+ */
 import type { ColumnKind, TableDescriptor } from '@entity-gen/runtime/ddl';
 import type { EntityAccess } from '../access/types.js';
 import type { EntityRestConfig, RestMethod } from '../restconfig/types.js';
 import type { FieldType, JsonValue, SourcePosition } from '../schema/types.js';
+
+import type { FieldConstraints } from '@entity-gen/runtime/convert';
+import type { Generator } from '@entity-gen/runtime/schema';
 
 export type { ColumnKind } from '@entity-gen/runtime/ddl';
 
@@ -23,6 +30,8 @@ export interface TypeModel {
   readonly element?: TypeModel;
   /** Target entity of an ENTITY_REF. */
   readonly refEntity?: string;
+  /** The value's constraints (SPEC §16), when it declares any. */
+  readonly constraints?: FieldConstraints;
 }
 
 export interface FieldModel extends TypeModel {
@@ -35,6 +44,8 @@ export interface FieldModel extends TypeModel {
   readonly description?: string;
   readonly indexed: boolean;
   readonly isKey: boolean;
+  /** What the server generates for the field (SPEC §16), top-level fields only. */
+  readonly generated?: Generator;
   readonly columnKind: ColumnKind;
   /** Canonical value migrations fill existing records with (top-level fields only). */
   readonly default?: JsonValue;
@@ -48,9 +59,16 @@ export interface FieldModel extends TypeModel {
 export interface ConverterConstant {
   readonly name: string;
   /** The runtime factory it is made with: `enumConverter(['A', 'B'])`, `arrayOf(toText)`. */
-  readonly factory: 'enumConverter' | 'selectConverter' | 'dictionaryOf' | 'arrayOf';
+  readonly factory:
+    | 'enumConverter'
+    | 'selectConverter'
+    | 'dictionaryOf'
+    | 'arrayOf'
+    | 'constrained';
   /** The factory's argument: the allowed values, or the name of a converter. */
   readonly argument: readonly string[] | string;
+  /** Further arguments, printed as JSON (`constrained`: the type, the rules, the entity name). */
+  readonly extra?: readonly JsonValue[];
 }
 
 /** A generated reader function for an OBJECT shape (or the value shape of a DICTIONARY). */
@@ -132,8 +150,11 @@ export interface SchemaModel {
 /** One route of an entity's router: a method switched on by the REST configuration. */
 export interface RouteModel {
   readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-  /** Path under the entity's prefix: `/` (the collection) or `/*id` (one record). */
-  readonly path: '/' | '/*id';
+  /**
+   * Path under the entity's prefix: `/` (the collection), `/*id` (one record), `/*id/restore`
+   * (the restore of a soft-deleted record) or `/*id/history` (the kept versions of a record).
+   */
+  readonly path: '/' | '/*id' | '/*id/restore' | '/*id/history';
   /** As documentation shows it: `/data/product` or `/data/product/{id}`. */
   readonly fullPath: string;
   readonly rest: RestMethod;
@@ -144,7 +165,11 @@ export interface RouteModel {
     | 'getRecord'
     | 'replaceRecord'
     | 'patchRecord'
-    | 'deleteRecord';
+    | 'deleteRecord'
+    | 'patchRecords'
+    | 'deleteRecords'
+    | 'restoreRecord'
+    | 'getRecordHistory';
   /** What the route does, for comments and the README: `lists records, filtered, sorted and paged`. */
   readonly summary: string;
   /** The operation takes the record id of the path. */

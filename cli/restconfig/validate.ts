@@ -6,7 +6,10 @@ import type { EntityModel } from '../model/types.js';
 import type { MapEntry, MapNode, SchemaNode } from '../schema/node.js';
 import type { Position } from '../schema/report.js';
 import { suggestionSuffix } from '../schema/suggest.js';
+import { allowedKeys, structureProblems, type StructureProblem } from '../schema/json-schema.js';
 import { describeNode } from '../schema/values.js';
+import { SCHEMA_KEY } from '../schema/validate.js';
+import type { RestDiagnosticCode } from './codes.js';
 import type { RestReporter } from './report.js';
 import {
   DEFAULT_START_LIMIT,
@@ -21,17 +24,6 @@ import {
 const DOCUMENT_TYPES = ['ENTITY', 'MULTIPLE_ENTITIES'] as const;
 
 type DocumentType = (typeof DOCUMENT_TYPES)[number];
-
-const DOCUMENT_KEYS: readonly string[] = ['type', 'entity', 'entities', 'config'];
-
-const CONFIG_KEYS: readonly string[] = [
-  'allowedMethods',
-  'getListStrategy',
-  'defaultLimit',
-  'maxWindow',
-  'defaultOrder',
-  'allowedOrderingFields',
-];
 
 /** State shared by all documents of one REST config file. */
 export interface ValidationContext {
@@ -53,75 +45,186 @@ interface Target {
   readonly first: boolean;
 }
 
-/** Validates one document and records the configs it gives. */
+/**
+ * Validates one document and records the configs it gives. The structure (schemas/rest-config.json)
+ * is checked by ajv and worded by `reportStructure`; the rules against the schema model, and the
+ * document type's inference, are the code below, which skips values of the wrong shape.
+ */
 export function validateDocument(node: SchemaNode, context: ValidationContext): void {
   const { reporter } = context;
+  const problems = structureProblems(node, 'restDocument');
   if (node.kind !== 'map') {
-    reporter.add(
-      node.position,
-      'REST_INVALID_TYPE',
-      `A REST config document must be a mapping with type, entity (or entities) and config, not ${describeNode(node)}`,
-    );
+    reportStructure(problems, { type: 'ENTITY', label: '' }, reporter);
     return;
   }
-  const type = readDocumentType(node, reporter);
+  const type = readDocumentType(node);
+  // The document's own keys first: at the document's position, a missing type is reported before
+  // a missing entity (below) and a missing config.
+  const own = problems.filter(isAboutDocumentKeys);
+  reportStructure(own, { type, label: 'the document' }, reporter);
   checkDocumentKeys(node, type, reporter);
   const { targets, label } =
     type === 'ENTITY' ? readEntity(node, context) : readEntities(node, context);
-  const configEntry = entryOf(node, 'config');
-  if (configEntry === undefined) {
-    reporter.add(
-      node.position,
-      'REST_MISSING_KEY',
-      `The REST config document for ${label} has no 'config'; add e.g. config: {allowedMethods: [GET_LIST, GET_BYID]}`,
-    );
-    return;
-  }
-  const configMap = configEntry.value;
-  if (configMap.kind !== 'map') {
-    reporter.add(
-      configMap.position,
-      'REST_INVALID_VALUE',
-      `'config' of ${label} must be a mapping, not ${describeWrong(configMap)}`,
-    );
-    return;
-  }
+  const rest = problems.filter((problem) => !own.includes(problem));
+  reportStructure(rest, { type, label }, reporter);
+  const configMap = entryOf(node, 'config')?.value;
+  if (configMap?.kind !== 'map') return;
   const config = validateConfig(configMap, label, targets, reporter);
   for (const target of targets) {
     if (target.first) context.configs.set(target.entity.name, config);
   }
 }
 
+/** A problem with the document's type, `$schema` or unknown keys (none needs the label). */
+function isAboutDocumentKeys({ error, path }: StructureProblem): boolean {
+  if (path.length > 0) return path[0] === 'type' || path[0] === SCHEMA_KEY;
+  const missing = (error.params as { missingProperty?: string }).missingProperty;
+  return missing === 'type' || error.keyword === 'additionalProperties';
+}
+
+/** What the structure messages of one document need to know. */
+interface DocumentPlace {
+  /** The document's type, inferred when it is missing or wrong. */
+  readonly type: DocumentType;
+  /** `entity PRODUCT`, `entities CATEGORY, PRODUCT`… */
+  readonly label: string;
+}
+
+/** Words the structure problems of one document. */
+function reportStructure(
+  problems: readonly StructureProblem[],
+  place: DocumentPlace,
+  reporter: RestReporter,
+): void {
+  for (const problem of problems) {
+    const worded = wordStructure(problem, place);
+    if (worded !== undefined) reporter.add(worded.at, worded.code, worded.message);
+  }
+}
+
+function wordStructure(
+  { error, path, node, unknownKey }: StructureProblem,
+  { type, label }: DocumentPlace,
+): { at: Position; code: RestDiagnosticCode; message: string } | undefined {
+  const at = node.position;
+  const [top, key, index] = path;
+  // Which of entity and entities a document needs is decided by its (inferred) type, below.
+  if (error.schemaPath.includes('/allOf/')) return undefined;
+  if (error.keyword === 'additionalProperties' && unknownKey !== undefined) {
+    const allowed = allowedKeys(error);
+    const owner = top === 'config' ? `the REST config of ${label}` : 'a REST config document';
+    const message =
+      `Unknown key '${unknownKey.key}' in ${owner}` +
+      suggestionSuffix(unknownKey.key, allowed, `; allowed keys are ${allowed.join(', ')}`);
+    return { at: unknownKey.keyPosition, code: 'REST_UNKNOWN_KEY', message };
+  }
+  if (top === undefined) {
+    if (error.keyword === 'type') {
+      const message = `A REST config document must be a mapping with type, entity (or entities) and config, not ${describeNode(node)}`;
+      return { at, code: 'REST_INVALID_TYPE', message };
+    }
+    const missing = (error.params as { missingProperty?: string }).missingProperty;
+    if (missing === 'type') {
+      const message =
+        "The REST config document has no 'type'; start it with type: ENTITY (one entity) or type: MULTIPLE_ENTITIES (several)";
+      return { at, code: 'REST_MISSING_KEY', message };
+    }
+    if (missing === 'config') {
+      const message = `The REST config document for ${label} has no 'config'; add e.g. config: {allowedMethods: [GET_LIST, GET_BYID]}`;
+      return { at, code: 'REST_MISSING_KEY', message };
+    }
+    return undefined;
+  }
+  const wrong = describeWrong(node);
+  if (top === 'type') {
+    const written =
+      node.kind === 'scalar' && typeof node.value === 'string' ? node.value : undefined;
+    const hint = written === undefined ? '' : typeSuggestion(written);
+    const message = `'type' of a REST config document must be ENTITY or MULTIPLE_ENTITIES, not ${wrong}${hint}`;
+    return { at, code: 'REST_INVALID_TYPE', message };
+  }
+  if (top === SCHEMA_KEY) {
+    const message = `'${SCHEMA_KEY}' of a REST config document must be a string, not ${wrong}`;
+    return { at, code: 'REST_INVALID_VALUE', message };
+  }
+  if (top === 'entity') {
+    // Under type MULTIPLE_ENTITIES the key itself is misplaced (checkDocumentKeys).
+    if (type !== 'ENTITY') return undefined;
+    const hint =
+      node.kind === 'seq'
+        ? '; to configure several entities alike, use type: MULTIPLE_ENTITIES with entities: [A, B]'
+        : '';
+    const message = `'entity' of a REST config document must be an entity name, not ${wrong}${hint}`;
+    return { at, code: 'REST_INVALID_VALUE', message };
+  }
+  if (top === 'entities') {
+    if (type !== 'MULTIPLE_ENTITIES') return undefined;
+    const message =
+      key !== undefined
+        ? `Each entry of 'entities' of a REST config document must be an entity name, not ${wrong}`
+        : error.keyword === 'minItems'
+          ? "'entities' of a REST config document lists no entity; name at least one"
+          : `'entities' of a REST config document must be a list of entity names, not ${wrong}`;
+    return { at, code: 'REST_INVALID_VALUE', message };
+  }
+  // Under config.
+  if (key === undefined) {
+    // Limits under getListStrategy ALL: worded by validateConfig, which names the strategy.
+    if (error.keyword !== 'type') return undefined;
+    const message = `'config' of ${label} must be a mapping, not ${wrong}`;
+    return { at, code: 'REST_INVALID_VALUE', message };
+  }
+  const message = wordConfigValue(error, key, index, node, label);
+  return message === undefined ? undefined : { at, code: 'REST_INVALID_VALUE', message };
+}
+
+/** The message for a value of `config` (`index` set for an item of a list). */
+function wordConfigValue(
+  error: StructureProblem['error'],
+  key: string,
+  index: string | undefined,
+  node: SchemaNode,
+  label: string,
+): string | undefined {
+  const wrong = describeWrong(node);
+  const written = node.kind === 'scalar' && typeof node.value === 'string' ? node.value : undefined;
+  if (key === 'getListStrategy') {
+    const hint = written === undefined ? '' : suggestionSuffix(written, GET_LIST_STRATEGIES);
+    return `'getListStrategy' of ${label} must be ALL or START_LIMIT, not ${wrong}${hint}`;
+  }
+  if (key === 'defaultLimit' || key === 'maxWindow') {
+    return `'${key}' of ${label} must be a positive integer, not ${wrong}`;
+  }
+  if (index === undefined) {
+    return error.keyword === 'type'
+      ? `'${key}' of ${label} must be a list, not ${wrong}`
+      : undefined;
+  }
+  if (key === 'allowedMethods' && error.keyword === 'enum' && written !== undefined) {
+    return (
+      `Unknown method '${written}' in 'allowedMethods' of ${label}` +
+      suggestionSuffix(written, REST_METHODS, `; methods are ${REST_METHODS.join(', ')}`)
+    );
+  }
+  // Empty names and repeated methods: worded by the rules below, which know more.
+  if (error.keyword !== 'type' && error.keyword !== 'enum') return undefined;
+  return `Each entry of '${key}' of ${label} must be a string, not ${wrong}`;
+}
+
 // Document ------------------------------------------------------------------------------------
 
 /**
- * The document's type. When it is missing or wrong (reported), it is inferred from the keys
- * present so that the rest of the document is still checked.
+ * The document's type. When it is missing or wrong (a structure problem), it is inferred from the
+ * keys present so that the rest of the document is still checked.
  */
-function readDocumentType(map: MapNode, reporter: RestReporter): DocumentType {
-  const inferred: DocumentType =
-    entryOf(map, 'entities') !== undefined && entryOf(map, 'entity') === undefined
-      ? 'MULTIPLE_ENTITIES'
-      : 'ENTITY';
-  const entry = entryOf(map, 'type');
-  if (entry === undefined) {
-    reporter.add(
-      map.position,
-      'REST_MISSING_KEY',
-      "The REST config document has no 'type'; start it with type: ENTITY (one entity) or type: MULTIPLE_ENTITIES (several)",
-    );
-    return inferred;
-  }
-  const node = entry.value;
-  const written = node.kind === 'scalar' && typeof node.value === 'string' ? node.value : undefined;
+function readDocumentType(map: MapNode): DocumentType {
+  const node = entryOf(map, 'type')?.value;
+  const written =
+    node?.kind === 'scalar' && typeof node.value === 'string' ? node.value : undefined;
   if (written === 'ENTITY' || written === 'MULTIPLE_ENTITIES') return written;
-  const hint = written === undefined ? '' : typeSuggestion(written);
-  reporter.add(
-    node.position,
-    'REST_INVALID_TYPE',
-    `'type' of a REST config document must be ENTITY or MULTIPLE_ENTITIES, not ${describeWrong(node)}${hint}`,
-  );
-  return inferred;
+  return entryOf(map, 'entities') !== undefined && entryOf(map, 'entity') === undefined
+    ? 'MULTIPLE_ENTITIES'
+    : 'ENTITY';
 }
 
 /** A did-you-mean for `type`, also for near misses like MULTIPLE_ENTITY or ENTITIES. */
@@ -149,17 +252,6 @@ function checkDocumentKeys(map: MapNode, type: DocumentType, reporter: RestRepor
         'REST_UNKNOWN_KEY',
         "'entity' belongs to documents of type ENTITY; a document of type MULTIPLE_ENTITIES lists its entities with 'entities'",
       );
-    } else if (!DOCUMENT_KEYS.includes(entry.key)) {
-      reporter.add(
-        entry.keyPosition,
-        'REST_UNKNOWN_KEY',
-        `Unknown key '${entry.key}' in a REST config document` +
-          suggestionSuffix(
-            entry.key,
-            DOCUMENT_KEYS,
-            `; allowed keys are ${DOCUMENT_KEYS.join(', ')}`,
-          ),
-      );
     }
   }
 }
@@ -183,15 +275,6 @@ function readEntity(
   }
   const node = entry.value;
   if (node.kind !== 'scalar' || typeof node.value !== 'string') {
-    const hint =
-      node.kind === 'seq'
-        ? '; to configure several entities alike, use type: MULTIPLE_ENTITIES with entities: [A, B]'
-        : '';
-    context.reporter.add(
-      node.position,
-      'REST_INVALID_VALUE',
-      `'entity' of a REST config document must be an entity name, not ${describeWrong(node)}${hint}`,
-    );
     return { targets: [], label: 'the ENTITY document' };
   }
   const target = resolveEntity(node.value, node.position, context);
@@ -220,33 +303,11 @@ function readEntities(
     return { targets: [], label };
   }
   const node = entry.value;
-  if (node.kind !== 'seq') {
-    reporter.add(
-      node.position,
-      'REST_INVALID_VALUE',
-      `'entities' of a REST config document must be a list of entity names, not ${describeWrong(node)}`,
-    );
-    return { targets: [], label };
-  }
-  if (node.items.length === 0) {
-    reporter.add(
-      node.position,
-      'REST_INVALID_VALUE',
-      "'entities' of a REST config document lists no entity; name at least one",
-    );
-    return { targets: [], label };
-  }
+  if (node.kind !== 'seq') return { targets: [], label };
   const targets: Target[] = [];
   const names: string[] = [];
   for (const item of node.items) {
-    if (item.kind !== 'scalar' || typeof item.value !== 'string') {
-      reporter.add(
-        item.position,
-        'REST_INVALID_VALUE',
-        `Each entry of 'entities' of a REST config document must be an entity name, not ${describeWrong(item)}`,
-      );
-      continue;
-    }
+    if (item.kind !== 'scalar' || typeof item.value !== 'string') continue;
     const target = resolveEntity(item.value, item.position, context);
     if (target !== undefined) targets.push(target);
     names.push(target?.entity.name ?? item.value);
@@ -299,26 +360,15 @@ function validateConfig(
   targets: readonly Target[],
   reporter: RestReporter,
 ): EntityRestConfig {
-  const owner = `the REST config of ${label}`;
-  for (const entry of map.entries) {
-    if (CONFIG_KEYS.includes(entry.key)) continue;
-    reporter.add(
-      entry.keyPosition,
-      'REST_UNKNOWN_KEY',
-      `Unknown key '${entry.key}' in ${owner}` +
-        suggestionSuffix(entry.key, CONFIG_KEYS, `; allowed keys are ${CONFIG_KEYS.join(', ')}`),
-    );
-  }
   const methodsEntry = entryOf(map, 'allowedMethods');
   const allowedMethods =
     methodsEntry === undefined ? [...REST_METHODS] : readMethods(methodsEntry, label, reporter);
   const strategyEntry = entryOf(map, 'getListStrategy');
-  const strategy =
-    strategyEntry === undefined ? 'ALL' : readStrategy(strategyEntry, label, reporter);
+  const strategy = strategyEntry === undefined ? 'ALL' : readStrategy(strategyEntry);
   const limitEntry = entryOf(map, 'defaultLimit');
   const windowEntry = entryOf(map, 'maxWindow');
-  const defaultLimit = limitEntry && readPositiveInteger(limitEntry, label, reporter);
-  const maxWindow = windowEntry && readPositiveInteger(windowEntry, label, reporter);
+  const defaultLimit = limitEntry && readPositiveInteger(limitEntry);
+  const maxWindow = windowEntry && readPositiveInteger(windowEntry);
   if (strategy === 'ALL') {
     const given = strategyEntry === undefined ? 'ALL (the default)' : 'ALL';
     for (const entry of [limitEntry, windowEntry]) {
@@ -360,24 +410,17 @@ function validateConfig(
   return Object.freeze(config);
 }
 
-/** `allowedMethods`, in canonical order; unknown and repeated methods are reported. */
+/** `allowedMethods`, in canonical order; repeated methods are reported (unknown ones: the structure). */
 function readMethods(
   entry: MapEntry,
   label: string,
   reporter: RestReporter,
 ): RestMethod[] | undefined {
-  const items = readStringItems(entry, label, reporter);
+  const items = readStringItems(entry);
   if (items === undefined) return undefined;
   const seen = new Set<string>();
   for (const item of items) {
-    if (!isOneOf(item.value, REST_METHODS)) {
-      reporter.add(
-        item.position,
-        'REST_INVALID_VALUE',
-        `Unknown method '${item.value}' in 'allowedMethods' of ${label}` +
-          suggestionSuffix(item.value, REST_METHODS, `; methods are ${REST_METHODS.join(', ')}`),
-      );
-    } else if (seen.has(item.value)) {
+    if (isOneOf(item.value, REST_METHODS) && seen.has(item.value)) {
       reporter.add(
         item.position,
         'REST_DUPLICATE_VALUE',
@@ -389,43 +432,20 @@ function readMethods(
   return REST_METHODS.filter((method) => seen.has(method));
 }
 
-function readStrategy(
-  entry: MapEntry,
-  label: string,
-  reporter: RestReporter,
-): GetListStrategy | undefined {
+function readStrategy(entry: MapEntry): GetListStrategy | undefined {
   const node = entry.value;
   const written = node.kind === 'scalar' && typeof node.value === 'string' ? node.value : undefined;
-  if (written !== undefined && isOneOf(written, GET_LIST_STRATEGIES)) return written;
-  const hint = written === undefined ? '' : suggestionSuffix(written, GET_LIST_STRATEGIES);
-  reporter.add(
-    node.position,
-    'REST_INVALID_VALUE',
-    `'getListStrategy' of ${label} must be ALL or START_LIMIT, not ${describeWrong(node)}${hint}`,
-  );
-  return undefined;
+  return written !== undefined && isOneOf(written, GET_LIST_STRATEGIES) ? written : undefined;
 }
 
-function readPositiveInteger(
-  entry: MapEntry,
-  label: string,
-  reporter: RestReporter,
-): number | undefined {
+function readPositiveInteger(entry: MapEntry): number | undefined {
   const node = entry.value;
-  if (
-    node.kind === 'scalar' &&
+  return node.kind === 'scalar' &&
     typeof node.value === 'number' &&
     Number.isSafeInteger(node.value) &&
     node.value > 0
-  ) {
-    return node.value;
-  }
-  reporter.add(
-    node.position,
-    'REST_INVALID_VALUE',
-    `'${entry.key}' of ${label} must be a positive integer, not ${describeWrong(node)}`,
-  );
-  return undefined;
+    ? node.value
+    : undefined;
 }
 
 /** The checked `allowedOrderingFields`: field names as written (valid or not, for later checks). */
@@ -440,7 +460,7 @@ function readOrderingFields(
   targets: readonly Target[],
   reporter: RestReporter,
 ): AllowedFields | undefined {
-  const items = readStringItems(entry, label, reporter);
+  const items = readStringItems(entry);
   if (items === undefined) return undefined;
   const names: string[] = [];
   const seen = new Set<string>();
@@ -481,7 +501,7 @@ function readDefaultOrder(
   allowed: AllowedFields | undefined,
   reporter: RestReporter,
 ): string[] | undefined {
-  const items = readStringItems(entry, label, reporter);
+  const items = readStringItems(entry);
   if (items === undefined) return undefined;
   const terms: string[] = [];
   const seen = new Set<string>();
@@ -607,34 +627,15 @@ interface PositionedString {
   readonly position: Position;
 }
 
-/** The string items of a list value; a non-list or a non-string item is reported. */
-function readStringItems(
-  entry: MapEntry,
-  label: string,
-  reporter: RestReporter,
-): PositionedString[] | undefined {
+/** The string items of a list value (undefined for a value that is no list; other items skipped). */
+function readStringItems(entry: MapEntry): PositionedString[] | undefined {
   const node = entry.value;
-  if (node.kind !== 'seq') {
-    reporter.add(
-      node.position,
-      'REST_INVALID_VALUE',
-      `'${entry.key}' of ${label} must be a list, not ${describeWrong(node)}`,
-    );
-    return undefined;
-  }
-  const items: PositionedString[] = [];
-  for (const item of node.items) {
-    if (item.kind === 'scalar' && typeof item.value === 'string') {
-      items.push({ value: item.value, position: item.position });
-    } else {
-      reporter.add(
-        item.position,
-        'REST_INVALID_VALUE',
-        `Each entry of '${entry.key}' of ${label} must be a string, not ${describeWrong(item)}`,
-      );
-    }
-  }
-  return items;
+  if (node.kind !== 'seq') return undefined;
+  return node.items.flatMap((item) =>
+    item.kind === 'scalar' && typeof item.value === 'string'
+      ? [{ value: item.value, position: item.position }]
+      : [],
+  );
 }
 
 function entryOf(map: MapNode, key: string): MapEntry | undefined {

@@ -27,14 +27,24 @@ export const SCHEMA_DIAGNOSTIC_CODES = {
   LK_DUPLICATE: 'The logical key names a field twice.',
   LK_INVALID_TYPE: 'A logical key field has a type that cannot be part of a key.',
   UNKNOWN_ENTITY_REF: 'An ENTITY_REF names an entity that no loaded file defines.',
+  INVALID_ON_DELETE:
+    'entityRef.onDelete is set where integrity cannot hold: on a nested field, on a reference to a single-record entity, or EMPTY on a required or key field.',
   INVALID_SEPARATOR:
     'lkSeparator is empty, holds a character that is unsafe in URLs, or can occur in the text of a key part.',
   SINGLE_RECORD:
     "lkValue is set without singleRecord, is empty, or is not a value the single-record entity's one key field can hold.",
+  INVALID_SOFT_DELETE:
+    'softDelete is set on a single-record entity, whose record cannot be deleted.',
   INVALID_TREE: 'A tree entity has a bad parent field or not exactly one key field.',
   INVALID_ANY_TYPE_FIELD: 'any.typeField does not name a sibling field.',
   INVALID_INDEX:
     'index: true on a nested field or on a type that cannot be indexed; an entry of indexes that is empty, repeats a field, names a field that cannot be indexed, or repeats another index.',
+  INVALID_UNIQUE:
+    'unique: true on a nested field or on a type an index cannot hold; a unique entry of indexes with a descending (-name) field.',
+  INVALID_GENERATED:
+    "generated names no generator, sits on a nested field or a field of another type, on a required field or one with a default (server-set fields), or a key generator is not on the entity's single key field, or a server-set one is on a key field.",
+  INVALID_CONSTRAINT:
+    'A constraint (min, max, minLength, maxLength, pattern, minItems, maxItems) is set on a type it does not fit, is not a value of that type, has min above max, or is a pattern that does not compile.',
   INVALID_DEFAULT: "A field's default does not fit its type, is null, or is set on a nested field.",
   INVALID_RENAMED_FROM:
     'renamedFrom is not a valid name, names the field or entity itself, or is set on a nested field.',

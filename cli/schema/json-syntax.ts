@@ -64,10 +64,15 @@ class JsonScanner {
   private value(depth: number): void {
     if (depth > MAX_DEPTH) this.fail(`nesting deeper than ${MAX_DEPTH} levels`);
     const char = this.text[this.offset];
-    if (char === '{') return this.object(depth);
-    if (char === '[') return this.array(depth);
-    if (char === '"') return this.string();
-    if (char === '-' || isDigit(char)) return this.number();
+    if (char === '{') this.object(depth);
+    else if (char === '[') this.array(depth);
+    else if (char === '"') this.string();
+    else if (char === '-' || isDigit(char)) this.number();
+    else this.literal();
+  }
+
+  /** `true`, `false` or `null`, or the failure to find a value. */
+  private literal(): void {
     for (const literal of ['true', 'false', 'null']) {
       if (this.text.startsWith(literal, this.offset)) {
         this.offset += literal.length;
@@ -111,8 +116,8 @@ class JsonScanner {
   }
 
   private propertyName(): void {
-    if (this.text[this.offset] === '"') return this.string();
-    this.fail(`expected a property name in double quotes but found ${this.describeHere()}`);
+    if (this.text[this.offset] === '"') this.string();
+    else this.fail(`expected a property name in double quotes but found ${this.describeHere()}`);
   }
 
   private array(depth: number): void {

@@ -4,13 +4,13 @@
  */
 import { readFile } from 'node:fs/promises';
 import { sortDiagnostics, type Diagnostic } from '../diagnostics.js';
-import type { LoadedEntity, SchemaSource, SourcePosition } from './types.js';
+import type { JsonValue, LoadedEntity, SchemaSource, SourcePosition } from './types.js';
 import { toJsonValue, type SchemaNode } from './node.js';
 import { parseSchemaText } from './parse.js';
 import { checkEntityNames, checkEntityRefs, resolveEntityRefs } from './references.js';
 import { Reporter } from './report.js';
 import type { DocumentInFile } from './references.js';
-import { validateEntityDocument } from './validate.js';
+import { SCHEMA_KEY, validateEntityDocument } from './validate.js';
 import { describeNode } from './values.js';
 
 /** A validated document together with the node it came from. */
@@ -114,11 +114,21 @@ function toLoadedEntity(
   }
   return {
     entity: resolveEntityRefs(validated.entity, names),
-    // Built from the same tree as the validation (equal to the YAML document's toJSON()).
-    document: toJsonValue(node),
+    // Built from the same tree as the validation (equal to the YAML document's toJSON()), less
+    // the editor's `$schema` key, which is no part of the schema.
+    document: withoutSchemaValue(toJsonValue(node)),
     position: { file: reporter.file, ...validated.entityKeyPosition },
     fieldPositions,
   };
+}
+
+/** A document's value without its `$schema` key (see `withoutSchemaKey`). */
+function withoutSchemaValue(value: JsonValue): JsonValue {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  if (!Object.hasOwn(value, SCHEMA_KEY)) return value;
+  // fromEntries defines own properties, so even a `__proto__` key stays data.
+  const entries: [string, JsonValue][] = Object.entries(value);
+  return Object.fromEntries(entries.filter(([key]) => key !== SCHEMA_KEY));
 }
 
 /** Drops repeated diagnostics (an aliased YAML node is checked once per alias). */

@@ -9,6 +9,7 @@ export {
   KEY_FIELD_TYPES,
   type FieldType,
   type JsonValue,
+  type OnDeleteRule,
   type SelectElemSchema as SelectElemDoc,
   type TypeSchema as TypeConfigDoc,
   type FieldSchema as FieldDoc,

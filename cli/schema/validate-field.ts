@@ -2,21 +2,29 @@
  * Validation of field lists, fields and type configurations (the recursive part of an ENTITY
  * document: OBJECT and DICTIONARY hold fields, ARRAY holds an element type configuration).
  */
-import {
-  FIELD_TYPES,
-  type FieldDoc,
-  type FieldType,
-  type JsonValue,
-  type SelectElemDoc,
-  type TypeConfigDoc,
+import type {
+  FieldDoc,
+  FieldType,
+  JsonValue,
+  OnDeleteRule,
+  SelectElemDoc,
+  TypeConfigDoc,
 } from './types.js';
+import { checkConstraints } from '@entity-gen/runtime/convert';
+import {
+  GENERATORS,
+  KEY_GENERATORS,
+  SERVER_SET_GENERATORS,
+  type Generator,
+} from '@entity-gen/runtime/schema';
+import { readConstraints } from './constraints.js';
 import { convertDefault } from './default-value.js';
+import { knownType } from './structure.js';
 import { toJsonValue, type MapEntry, type MapNode } from './node.js';
 import type { Position, Reporter } from './report.js';
-import { didYouMean, suggestionSuffix } from './suggest.js';
+import { suggestionSuffix } from './suggest.js';
 import {
   capitalize,
-  checkKeys,
   describeNode,
   entryOf,
   readBoolean,
@@ -25,52 +33,6 @@ import {
   readString,
   readStringList,
 } from './values.js';
-
-/** The keys that carry one type's own configuration, and the type each belongs to. */
-const TYPE_CONFIG_KEYS = {
-  enums: 'ENUM',
-  select: 'SELECT',
-  object: 'OBJECT',
-  array: 'ARRAY',
-  dict: 'DICTIONARY',
-  entityRef: 'ENTITY_REF',
-  any: 'ANY',
-  geoHashLocation: 'GEOHASH_LOCATION',
-} as const satisfies Record<string, FieldType>;
-
-type TypeConfigKey = keyof typeof TYPE_CONFIG_KEYS;
-
-/** The same, for lookups by arbitrary user-written keys (a plain object would answer `toString`). */
-const CONFIG_KEY_TYPES: ReadonlyMap<string, FieldType> = new Map<string, FieldType>(
-  Object.entries(TYPE_CONFIG_KEYS),
-);
-
-/** Keys of a field definition. */
-export const FIELD_KEYS: readonly string[] = [
-  'name',
-  'type',
-  'required',
-  'displayName',
-  'description',
-  'index',
-  'default',
-  'renamedFrom',
-  ...Object.keys(TYPE_CONFIG_KEYS),
-];
-
-/** Keys of an array element configuration: the type and its configuration, nothing else. */
-const ELEMENT_KEYS: readonly string[] = ['type', ...Object.keys(TYPE_CONFIG_KEYS)];
-
-/** Field keys that make no sense on an array element; they get a specific message. */
-const FIELD_ONLY_KEYS: readonly string[] = [
-  'name',
-  'required',
-  'displayName',
-  'description',
-  'index',
-  'default',
-  'renamedFrom',
-];
 
 /** Types stored as JSON or as large blobs, which a storage index cannot serve. */
 export const NOT_INDEXABLE: ReadonlySet<FieldType> = new Set([
@@ -82,20 +44,16 @@ export const NOT_INDEXABLE: ReadonlySet<FieldType> = new Set([
   'GEOHASH_LOCATION',
 ]);
 
-/** Names other tools and languages use for our types, for suggestions an edit distance misses. */
-const TYPE_ALIASES: ReadonlyMap<string, FieldType> = new Map<string, FieldType>([
-  ['BOOLEAN', 'BOOL'],
-  ['INT', 'INTEGER'],
-  ['LONG', 'INTEGER'],
-  ['NUMBER', 'DOUBLE'],
-  ['FLOAT', 'DOUBLE'],
-  ['TEXT', 'STRING'],
-  ['TIMESTAMP', 'DATE_TIME'],
-  ['MAP', 'DICTIONARY'],
-  ['LIST', 'ARRAY'],
-  ['REF', 'ENTITY_REF'],
-  ['IMAGE', 'B64_IMAGE'],
-  ['GEOHASH', 'GEOHASH_LOCATION'],
+const ON_DELETE_RULES: readonly OnDeleteRule[] = ['RESTRICT', 'EMPTY', 'DELETE'];
+
+/** What SQL and other tools call the rules, for suggestions an edit distance misses. */
+const ON_DELETE_ALIASES: ReadonlyMap<string, OnDeleteRule> = new Map<string, OnDeleteRule>([
+  ['CASCADE', 'DELETE'],
+  ['SET_NULL', 'EMPTY'],
+  ['NULLIFY', 'EMPTY'],
+  ['CLEAR', 'EMPTY'],
+  ['NO_ACTION', 'RESTRICT'],
+  ['PROTECT', 'RESTRICT'],
 ]);
 
 const FIELD_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -112,6 +70,10 @@ export interface EntityRefUse {
   readonly position: Position;
   /** What holds the reference, e.g. `field 'category' of entity PRODUCT`. */
   readonly owner: string;
+  /** `category`, `tags[]`, `address.shop`: where the reference sits in the record. */
+  readonly path: string;
+  /** The integrity rule, when the reference declares one, and where it is written. */
+  readonly onDelete?: { readonly rule: OnDeleteRule; readonly position: Position };
 }
 
 /** What the entity-level checks (lk, tree, refDisplayFields) need to know about a field. */
@@ -166,26 +128,15 @@ export function validateFieldList(
   scope: EntityScope,
 ): FieldListResult {
   const result: FieldListResult = { fields: [], infos: [] };
-  const seq = readSeq(entry, place.owner, scope.reporter);
+  const seq = readSeq(entry);
   if (seq === undefined) return result;
-  if (seq.items.length === 0) {
-    scope.reporter.report(
-      seq.position,
-      'EMPTY_FIELDS',
-      `${capitalize(place.owner)} has no fields; declare at least one`,
-    );
-    return result;
-  }
+  if (seq.items.length === 0) return result;
   const siblings = seq.items.flatMap((item) => {
     const name = item.kind === 'map' ? entryOf(item, 'name')?.value : undefined;
     return name?.kind === 'scalar' && typeof name.value === 'string' ? [name.value] : [];
   });
   seq.items.forEach((item, index) => {
-    if (item.kind !== 'map') {
-      const message = `Field #${index + 1} of ${place.owner} must be a mapping with name and type, not ${describeNode(item)}`;
-      scope.reporter.report(item.position, 'INVALID_VALUE', message);
-      return;
-    }
+    if (item.kind !== 'map') return;
     const { doc, info } = validateField(item, index, place, siblings, scope);
     if (info !== undefined) checkUniqueField(info, result.infos, place, scope);
     if (info !== undefined) result.infos.push(info);
@@ -219,19 +170,14 @@ function validateField(
   siblings: readonly string[],
   scope: EntityScope,
 ): { doc: FieldDoc | undefined; info: FieldInfo | undefined } {
-  const { reporter } = scope;
   const unnamed = `field #${index + 1} of ${place.owner}`;
   const nameEntry = entryOf(map, 'name');
-  if (nameEntry === undefined) {
-    reporter.report(map.position, 'MISSING_KEY', `${capitalize(unnamed)} has no 'name'`);
-  }
-  const name = nameEntry === undefined ? undefined : readString(nameEntry, unnamed, reporter);
+  const name = nameEntry === undefined ? undefined : readString(nameEntry);
   if (name !== undefined && nameEntry !== undefined) {
     checkFieldName(name, nameEntry.value.position, place, scope);
   }
   const path = name === undefined ? undefined : `${place.pathPrefix}${name}`;
   const label = path === undefined ? unnamed : `field '${path}' of ${scope.entityLabel}`;
-  checkKeys(map, FIELD_KEYS, label, reporter);
   const configPlace: ConfigPlace = {
     label,
     path: path ?? `${place.pathPrefix}#${index + 1}`,
@@ -288,7 +234,17 @@ function readDefault(
     return undefined;
   }
   const converted = convertDefault(value, field);
-  if ('value' in converted) return converted.value;
+  if ('value' in converted) {
+    // An insert may store the default (SPEC §16), so it must meet the field's own constraints.
+    const issues: Parameters<typeof checkConstraints>[5] = [];
+    if (checkConstraints(converted.value, field.type, field, 'x', [field.name], issues)) {
+      return converted.value;
+    }
+    const why = issues[0]?.message.replace(/^Field \S+ of Entity x /, '') ?? '';
+    const message = `'default' of ${label} breaks the field's constraints: it ${why}`;
+    reporter.report(entry.value.position, 'INVALID_DEFAULT', message);
+    return undefined;
+  }
   const shown = converted.problems.slice(0, 3).join('; ');
   const more = converted.problems.length > 3 ? ` (and ${converted.problems.length - 3} more)` : '';
   const message = `'default' of ${label} is not a valid ${field.type} value: ${shown}${more}`;
@@ -322,7 +278,7 @@ function readRenamedFrom(
     reporter.report(entry.keyPosition, 'INVALID_RENAMED_FROM', message);
     return undefined;
   }
-  const previous = readString(entry, label, reporter);
+  const previous = readString(entry);
   if (previous === undefined) return undefined;
   const position = entry.value.position;
   if (!FIELD_NAME_PATTERN.test(previous)) {
@@ -368,29 +324,114 @@ function readFieldExtras(
   place: ListPlace,
   type: FieldType | undefined,
   scope: EntityScope,
-): Pick<FieldDoc, 'required' | 'displayName' | 'description' | 'index'> {
+): Pick<FieldDoc, 'required' | 'displayName' | 'description' | 'index' | 'unique' | 'generated'> {
   const { reporter } = scope;
   const extras: {
     required?: boolean;
     displayName?: string;
     description?: string;
     index?: boolean;
+    unique?: boolean;
+    generated?: Generator;
   } = {};
   const required = entryOf(map, 'required');
   if (required !== undefined) {
-    assignDefined(extras, 'required', readBoolean(required, label, reporter));
+    assignDefined(extras, 'required', readBoolean(required));
   }
   for (const key of ['displayName', 'description'] as const) {
     const entry = entryOf(map, key);
-    if (entry !== undefined) assignDefined(extras, key, readString(entry, label, reporter));
+    if (entry !== undefined) assignDefined(extras, key, readString(entry));
   }
   const indexEntry = entryOf(map, 'index');
-  const index = indexEntry === undefined ? undefined : readBoolean(indexEntry, label, reporter);
+  const index = indexEntry === undefined ? undefined : readBoolean(indexEntry);
   if (index === true && indexEntry !== undefined) {
     checkIndexable(indexEntry, label, place, type, reporter);
   }
   assignDefined(extras, 'index', index);
+  const uniqueEntry = entryOf(map, 'unique');
+  const unique = uniqueEntry === undefined ? undefined : readBoolean(uniqueEntry);
+  if (unique === true && uniqueEntry !== undefined) {
+    checkUniqueable(uniqueEntry, label, place, type, reporter);
+  }
+  assignDefined(extras, 'unique', unique);
+  const generatedEntry = entryOf(map, 'generated');
+  if (generatedEntry !== undefined) {
+    assignDefined(
+      extras,
+      'generated',
+      readGenerated(map, generatedEntry, label, place, type, reporter),
+    );
+  }
   return extras;
+}
+
+/**
+ * `generated`: one of the generators, on a top-level field of the type it fits, neither
+ * `required` nor with a `default` (the server gives the value). Whether a key generator sits on
+ * the single key field is checked with the entity (validate.ts).
+ */
+function readGenerated(
+  map: MapNode,
+  entry: MapEntry,
+  label: string,
+  place: ListPlace,
+  type: FieldType | undefined,
+  reporter: Reporter,
+): Generator | undefined {
+  const node = entry.value;
+  const written = node.kind === 'scalar' && typeof node.value === 'string' ? node.value : undefined;
+  const generator = GENERATORS.find((candidate) => candidate === written);
+  if (generator === undefined) {
+    const message =
+      `'generated' of ${label} must be one of ${GENERATORS.join(', ')}, not ${describeNode(node)}` +
+      (written === undefined ? '' : suggestionSuffix(written, GENERATORS, ''));
+    reporter.report(node.position, 'INVALID_GENERATED', message);
+    return undefined;
+  }
+  const fits = KEY_GENERATORS[generator] ?? SERVER_SET_GENERATORS[generator];
+  if (!place.topLevel) {
+    const message = `${capitalize(label)} cannot be generated: only top-level fields can have 'generated'`;
+    reporter.report(node.position, 'INVALID_GENERATED', message);
+  } else if (type !== undefined && type !== fits) {
+    const message = `${capitalize(label)} has type ${type}, but generated: ${generator} gives ${fits} values`;
+    reporter.report(node.position, 'INVALID_GENERATED', message);
+  } else if (
+    SERVER_SET_GENERATORS[generator] !== undefined &&
+    readBooleanEntry(map, 'required') === true
+  ) {
+    const message = `${capitalize(label)} is set by the server (generated: ${generator}); it cannot be required: leave 'required' out`;
+    reporter.report(node.position, 'INVALID_GENERATED', message);
+  } else if (entryOf(map, 'default') !== undefined) {
+    const message = `${capitalize(label)} is generated (${generator}); it cannot have a default`;
+    reporter.report(node.position, 'INVALID_GENERATED', message);
+  } else {
+    return generator;
+  }
+  return undefined;
+}
+
+function readBooleanEntry(map: MapNode, key: string): boolean | undefined {
+  const entry = entryOf(map, key);
+  return entry === undefined ? undefined : readBoolean(entry);
+}
+
+/** `unique: true` needs a top-level field (a table column) of a type an index can hold. */
+function checkUniqueable(
+  entry: MapEntry,
+  label: string,
+  place: ListPlace,
+  type: FieldType | undefined,
+  reporter: Reporter,
+): void {
+  if (!place.topLevel) {
+    const message = `${capitalize(label)} cannot be unique: only top-level fields (table columns) can have unique: true`;
+    reporter.report(entry.value.position, 'INVALID_UNIQUE', message);
+  } else if (type !== undefined && NOT_INDEXABLE.has(type)) {
+    const message =
+      `${capitalize(label)} has type ${type}, which cannot be unique; ` +
+      `unique: true is for scalar types (not ${[...NOT_INDEXABLE].join(', ')})`;
+    reporter.report(entry.value.position, 'INVALID_UNIQUE', message);
+  }
 }
 
 function checkIndexable(
@@ -428,49 +469,10 @@ function validateTypeConfig(
   place: ConfigPlace,
   scope: EntityScope,
 ): TypeConfigDoc | undefined {
-  const type = readType(map, place, scope.reporter);
-  checkConfigKeysFit(map, place, type, scope.reporter);
+  const type = knownType(map);
   if (type === undefined) return undefined;
-  return { type, ...readOwnConfig(map, type, place, scope) };
-}
-
-function readType(map: MapNode, place: ConfigPlace, reporter: Reporter): FieldType | undefined {
-  const entry = entryOf(map, 'type');
-  if (entry === undefined) {
-    reporter.report(map.position, 'MISSING_KEY', `${capitalize(place.label)} has no 'type'`);
-    return undefined;
-  }
-  const written = readString(entry, place.label, reporter);
-  if (written === undefined) return undefined;
-  const known = FIELD_TYPES.find((type) => type === written);
-  if (known !== undefined) return known;
-  const suggestion = didYouMean(written, FIELD_TYPES) ?? TYPE_ALIASES.get(written.toUpperCase());
-  const hint =
-    suggestion === undefined
-      ? `; known types are ${FIELD_TYPES.join(', ')}`
-      : `; did you mean '${suggestion}'?`;
-  reporter.report(
-    entry.value.position,
-    'UNKNOWN_TYPE',
-    `Unknown type '${written}' for ${place.label}${hint}`,
-  );
-  return undefined;
-}
-
-/** A configuration key for another type (e.g. `enums` on a STRING) is a mistake, not metadata. */
-function checkConfigKeysFit(
-  map: MapNode,
-  place: ConfigPlace,
-  type: FieldType | undefined,
-  reporter: Reporter,
-): void {
-  if (type === undefined) return;
-  for (const entry of map.entries) {
-    const owner = CONFIG_KEY_TYPES.get(entry.key);
-    if (owner === undefined || owner === type) continue;
-    const message = `'${entry.key}' applies only to type ${owner}, but ${place.label} has type ${type}`;
-    reporter.report(entry.keyPosition, 'INVALID_VALUE', message);
-  }
+  const constraints = readConstraints(map, type, place.label, scope.reporter);
+  return { type, ...readOwnConfig(map, type, place, scope), ...constraints };
 }
 
 type OwnConfig = Omit<TypeConfigDoc, 'type'>;
@@ -497,37 +499,16 @@ function readOwnConfig(
     case 'ANY':
       return readAny(map, place, scope.reporter);
     case 'GEOHASH_LOCATION':
-      return readGeoHashLocation(map, place, scope.reporter);
+      return readGeoHashLocation(map);
     default:
       return {};
   }
 }
 
-/** The entry of a type's required configuration key, or MISSING_TYPE_CONFIG. */
-function requireConfig(
-  map: MapNode,
-  key: TypeConfigKey,
-  place: ConfigPlace,
-  example: string,
-  reporter: Reporter,
-): MapEntry | undefined {
-  const entry = entryOf(map, key);
-  if (entry !== undefined) return entry;
-  const message = `${capitalize(place.label)} has type ${TYPE_CONFIG_KEYS[key]} but no '${key}'; ${example}`;
-  reporter.report(map.position, 'MISSING_TYPE_CONFIG', message);
-  return undefined;
-}
-
 function readEnums(map: MapNode, place: ConfigPlace, reporter: Reporter): OwnConfig {
-  const entry = requireConfig(
-    map,
-    'enums',
-    place,
-    'list the allowed values, e.g. enums: [A, B]',
-    reporter,
-  );
+  const entry = entryOf(map, 'enums');
   if (entry === undefined) return {};
-  const values = readStringList(entry, place.label, reporter);
+  const values = readStringList(entry);
   if (values === undefined) return {};
   if (entry.value.kind === 'seq' && entry.value.items.length === 0) {
     reporter.report(
@@ -560,22 +541,12 @@ function readEnums(map: MapNode, place: ConfigPlace, reporter: Reporter): OwnCon
 }
 
 function readSelect(map: MapNode, place: ConfigPlace, reporter: Reporter): OwnConfig {
-  const example = 'list the options, e.g. select: {elems: [{value: A}, {value: B}]}';
-  const entry = requireConfig(map, 'select', place, example, reporter);
-  const select = entry === undefined ? undefined : readMap(entry, place.label, reporter);
+  const entry = entryOf(map, 'select');
+  const select = entry === undefined ? undefined : readMap(entry);
   if (select === undefined) return {};
   const owner = `'select' of ${place.label}`;
-  checkKeys(select, ['elems'], owner, reporter);
   const elemsEntry = entryOf(select, 'elems');
-  if (elemsEntry === undefined) {
-    reporter.report(
-      select.position,
-      'MISSING_TYPE_CONFIG',
-      `${capitalize(owner)} has no 'elems'; ${example}`,
-    );
-    return {};
-  }
-  const elems = readSeq(elemsEntry, owner, reporter);
+  const elems = elemsEntry === undefined ? undefined : readSeq(elemsEntry);
   if (elems === undefined) return {};
   if (elems.items.length === 0) {
     reporter.report(
@@ -588,14 +559,7 @@ function readSelect(map: MapNode, place: ConfigPlace, reporter: Reporter): OwnCo
   const seen = new Map<string, Position>();
   elems.items.forEach((item, index) => {
     const elemOwner = `option #${index + 1} of ${owner}`;
-    if (item.kind !== 'map') {
-      reporter.report(
-        item.position,
-        'INVALID_VALUE',
-        `${capitalize(elemOwner)} must be a mapping with a 'value', not ${describeNode(item)}`,
-      );
-      return;
-    }
+    if (item.kind !== 'map') return;
     const doc = readSelectElem(item, elemOwner, seen, reporter);
     if (doc !== undefined) docs.push(doc);
   });
@@ -608,12 +572,8 @@ function readSelectElem(
   seen: Map<string, Position>,
   reporter: Reporter,
 ): SelectElemDoc | undefined {
-  checkKeys(map, ['value', 'displayName', 'driveFields'], owner, reporter);
   const valueEntry = entryOf(map, 'value');
-  if (valueEntry === undefined) {
-    reporter.report(map.position, 'MISSING_KEY', `${capitalize(owner)} has no 'value'`);
-  }
-  const value = valueEntry === undefined ? undefined : readString(valueEntry, owner, reporter);
+  const value = valueEntry === undefined ? undefined : readString(valueEntry);
   if (value !== undefined && valueEntry !== undefined) {
     const position = valueEntry.value.position;
     const first = seen.get(value);
@@ -627,8 +587,7 @@ function readSelectElem(
     }
   }
   const displayEntry = entryOf(map, 'displayName');
-  const displayName =
-    displayEntry === undefined ? undefined : readString(displayEntry, owner, reporter);
+  const displayName = displayEntry === undefined ? undefined : readString(displayEntry);
   const driveEntry = entryOf(map, 'driveFields');
   if (value === undefined) return undefined;
   const doc: { value: string; displayName?: string; driveFields?: JsonValue } = { value };
@@ -646,95 +605,67 @@ function readInnerFields(
   place: ConfigPlace,
   scope: EntityScope,
 ): OwnConfig {
-  const { reporter } = scope;
-  const example = `declare its fields, e.g. ${key}: {fields: [{name: x, type: STRING}]}`;
-  const entry = requireConfig(map, key, place, example, reporter);
-  const inner = entry === undefined ? undefined : readMap(entry, place.label, reporter);
+  const entry = entryOf(map, key);
+  const inner = entry === undefined ? undefined : readMap(entry);
   if (inner === undefined) return {};
   const owner = `'${key}' of ${place.label}`;
-  checkKeys(inner, ['fields'], owner, reporter);
   const fieldsEntry = entryOf(inner, 'fields');
-  if (fieldsEntry === undefined) {
-    reporter.report(
-      inner.position,
-      'MISSING_TYPE_CONFIG',
-      `${capitalize(owner)} has no 'fields'; ${example}`,
-    );
-    return {};
-  }
+  if (fieldsEntry === undefined) return {};
   const { fields } = validateFieldList(fieldsEntry, { pathPrefix, owner, topLevel: false }, scope);
   return key === 'object' ? { object: { fields } } : { dict: { fields } };
 }
 
 /** ARRAY `array: {type, …element config}`; element configurations nest (arrays of arrays). */
 function readArray(map: MapNode, place: ConfigPlace, scope: EntityScope): OwnConfig {
-  const { reporter } = scope;
-  const entry = requireConfig(
-    map,
-    'array',
-    place,
-    'give the element type, e.g. array: {type: STRING}',
-    reporter,
-  );
-  const element = entry === undefined ? undefined : readMap(entry, place.label, reporter);
+  const entry = entryOf(map, 'array');
+  const element = entry === undefined ? undefined : readMap(entry);
   if (element === undefined) return {};
   const path = `${place.path}[]`;
   const label = `array element '${path}' of ${scope.entityLabel}`;
-  checkKeys(element, ELEMENT_KEYS, label, reporter, (key) =>
-    FIELD_ONLY_KEYS.includes(key)
-      ? `Unknown key '${key}' in ${label}: an array element configuration holds only 'type' and that type's configuration`
-      : undefined,
-  );
   const config = validateTypeConfig(element, { ...place, label, path }, scope);
   return config === undefined ? {} : { array: config };
 }
 
 function readEntityRef(map: MapNode, place: ConfigPlace, scope: EntityScope): OwnConfig {
-  const { reporter } = scope;
-  const entry = requireConfig(
-    map,
-    'entityRef',
-    place,
-    'name the target, e.g. entityRef: {entity: CATEGORY}',
-    reporter,
-  );
-  const ref = entry === undefined ? undefined : readMap(entry, place.label, reporter);
+  const entry = entryOf(map, 'entityRef');
+  const ref = entry === undefined ? undefined : readMap(entry);
   if (ref === undefined) return {};
-  const owner = `'entityRef' of ${place.label}`;
-  checkKeys(ref, ['entity'], owner, reporter);
   const entityEntry = entryOf(ref, 'entity');
-  if (entityEntry === undefined) {
-    reporter.report(
-      ref.position,
-      'MISSING_KEY',
-      `${capitalize(owner)} has no 'entity'; name the referenced entity`,
-    );
-    return {};
+  const entity = entityEntry === undefined ? undefined : readString(entityEntry);
+  if (entityEntry === undefined || entity === undefined) return {};
+  const ruleEntry = entryOf(ref, 'onDelete');
+  const written = ruleEntry === undefined ? undefined : readString(ruleEntry);
+  const rule = ON_DELETE_RULES.find((candidate) => candidate === written);
+  if (ruleEntry !== undefined && written !== undefined && rule === undefined) {
+    const alias = ON_DELETE_ALIASES.get(written.toUpperCase().replace(/[\s-]/g, '_'));
+    const message =
+      `'onDelete' of ${place.label} must be RESTRICT, EMPTY or DELETE, not '${written}'` +
+      (alias === undefined
+        ? suggestionSuffix(written, ON_DELETE_RULES)
+        : `; did you mean '${alias}'?`);
+    scope.reporter.report(ruleEntry.value.position, 'INVALID_VALUE', message);
   }
-  const entity = readString(entityEntry, owner, reporter);
-  if (entity === undefined) return {};
-  scope.refs.push({ entity, position: entityEntry.value.position, owner: place.label });
-  return { entityRef: { entity } };
+  scope.refs.push({
+    entity,
+    position: entityEntry.value.position,
+    owner: place.label,
+    path: place.path,
+    ...(rule === undefined || ruleEntry === undefined
+      ? {}
+      : { onDelete: { rule, position: ruleEntry.value.position } }),
+  });
+  return { entityRef: rule === undefined ? { entity } : { entity, onDelete: rule } };
 }
 
 /** ANY: optional Gemini metadata `any: {typeField}` naming the sibling that holds the value's type. */
 function readAny(map: MapNode, place: ConfigPlace, reporter: Reporter): OwnConfig {
   const entry = entryOf(map, 'any');
-  const any = entry === undefined ? undefined : readMap(entry, place.label, reporter);
+  const any = entry === undefined ? undefined : readMap(entry);
   if (any === undefined) return {};
   const owner = `'any' of ${place.label}`;
-  checkKeys(any, ['typeField'], owner, reporter);
   const typeFieldEntry = entryOf(any, 'typeField');
-  if (typeFieldEntry === undefined) {
-    reporter.report(
-      any.position,
-      'MISSING_KEY',
-      `${capitalize(owner)} has no 'typeField'; name the sibling field that holds the value's type`,
-    );
-    return {};
-  }
-  const typeField = readString(typeFieldEntry, owner, reporter);
-  if (typeField === undefined) return {};
+  const typeField = typeFieldEntry === undefined ? undefined : readString(typeFieldEntry);
+  if (typeFieldEntry === undefined || typeField === undefined) return {};
   const candidates = place.siblings.filter((name) => name !== place.selfName);
   const sibling = candidates.find((name) => name.toLowerCase() === typeField.toLowerCase());
   if (sibling === undefined) {
@@ -748,15 +679,12 @@ function readAny(map: MapNode, place: ConfigPlace, reporter: Reporter): OwnConfi
   return { any: { typeField: sibling } };
 }
 
-function readGeoHashLocation(map: MapNode, place: ConfigPlace, reporter: Reporter): OwnConfig {
+function readGeoHashLocation(map: MapNode): OwnConfig {
   const entry = entryOf(map, 'geoHashLocation');
-  const geo = entry === undefined ? undefined : readMap(entry, place.label, reporter);
+  const geo = entry === undefined ? undefined : readMap(entry);
   if (geo === undefined) return {};
-  const owner = `'geoHashLocation' of ${place.label}`;
-  checkKeys(geo, ['includeGooglePlaceId'], owner, reporter);
   const flagEntry = entryOf(geo, 'includeGooglePlaceId');
-  const includeGooglePlaceId =
-    flagEntry === undefined ? undefined : readBoolean(flagEntry, owner, reporter);
+  const includeGooglePlaceId = flagEntry === undefined ? undefined : readBoolean(flagEntry);
   return { geoHashLocation: includeGooglePlaceId === undefined ? {} : { includeGooglePlaceId } };
 }
 

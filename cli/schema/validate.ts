@@ -4,10 +4,17 @@
  * every field. Checks that need all files (duplicate entities, ENTITY_REF targets) are in
  * references.ts.
  */
-import { DEFAULT_KEY_SEPARATOR, DEFAULT_SINGLE_RECORD_ID } from '@entity-gen/runtime/schema';
+import {
+  DEFAULT_KEY_SEPARATOR,
+  DEFAULT_SINGLE_RECORD_ID,
+  KEY_GENERATORS,
+  type FieldSchema as FieldDoc,
+  type IndexEntry,
+} from '@entity-gen/runtime/schema';
 import { KEY_FIELD_TYPES, type EntityDoc, type FieldType } from './types.js';
 import type { MapEntry, MapNode, SchemaNode, SeqNode } from './node.js';
 import type { Position, Reporter } from './report.js';
+import { reportStructure } from './structure.js';
 import { suggestionSuffix } from './suggest.js';
 import {
   assignDefined,
@@ -18,9 +25,6 @@ import {
   type FieldInfo,
 } from './validate-field.js';
 import {
-  capitalize,
-  checkKeys,
-  describeNode,
   entryOf,
   readBoolean,
   readMap,
@@ -29,24 +33,6 @@ import {
   readStringList,
   type PositionedString,
 } from './values.js';
-
-const DOCUMENT_KEYS: readonly string[] = ['type', 'entity'];
-
-const ENTITY_KEYS: readonly string[] = [
-  'name',
-  'displayName',
-  'description',
-  'lk',
-  'lkSeparator',
-  'singleRecord',
-  'lkValue',
-  'fields',
-  'tree',
-  'refDisplayFields',
-  'refDisplaySeparator',
-  'renamedFrom',
-  'indexes',
-];
 
 const ENTITY_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_]*$/;
 
@@ -82,54 +68,20 @@ export function validateEntityDocument(
   root: SchemaNode,
   reporter: Reporter,
 ): ValidatedDocument | undefined {
-  if (root.kind !== 'map') {
-    const message = `Expected an ENTITY document (a mapping with 'type: ENTITY' and 'entity'), not ${describeNode(root)}`;
-    reporter.report(root.position, 'NOT_AN_ENTITY', message);
-    return undefined;
-  }
-  checkKeys(root, DOCUMENT_KEYS, 'the document', reporter);
-  if (!checkDocumentType(root, reporter)) return undefined;
+  reportStructure(root, reporter);
+  if (root.kind !== 'map') return undefined;
+  const type = entryOf(root, 'type')?.value;
+  if (type !== undefined && !(type.kind === 'scalar' && type.value === 'ENTITY')) return undefined;
   const entityEntry = entryOf(root, 'entity');
-  if (entityEntry === undefined) {
-    reporter.report(
-      root.position,
-      'MISSING_KEY',
-      "Document has no 'entity'; an ENTITY document holds type: ENTITY and entity: {name, lk, fields}",
-    );
-    return undefined;
-  }
-  const entityMap = readMap(entityEntry, 'the document', reporter);
-  if (entityMap === undefined) return undefined;
+  const entityMap = entityEntry === undefined ? undefined : readMap(entityEntry);
+  if (entityEntry === undefined || entityMap === undefined) return undefined;
   const refs: EntityRefUse[] = [];
   const { entity, name, fields } = validateEntity(entityMap, reporter, refs);
   return { entity, name, entityKeyPosition: entityEntry.keyPosition, refs, fields };
 }
 
-/** False when the document is of another kind, whose content is then not checked further. */
-function checkDocumentType(root: MapNode, reporter: Reporter): boolean {
-  const entry = entryOf(root, 'type');
-  if (entry === undefined) {
-    reporter.report(
-      root.position,
-      'MISSING_KEY',
-      "Document has no 'type'; ENTITY documents start with type: ENTITY",
-    );
-    return true;
-  }
-  const node = entry.value;
-  if (node.kind === 'scalar' && node.value === 'ENTITY') return true;
-  const written = node.kind === 'scalar' && typeof node.value === 'string' ? node.value : undefined;
-  const hint =
-    written === undefined
-      ? ''
-      : suggestionSuffix(written, ['ENTITY'], '; only ENTITY documents are supported');
-  reporter.report(
-    node.position,
-    'NOT_AN_ENTITY',
-    `Document type must be ENTITY, not ${describeNode(node)}${hint}`,
-  );
-  return false;
-}
+/** The key of a JSON file that names its JSON Schema, for editors; it is no part of the schema. */
+export const SCHEMA_KEY = '$schema';
 
 function validateEntity(
   map: MapNode,
@@ -147,11 +99,7 @@ function validateEntity(
     refs,
   };
   const label = scope.entityLabel;
-  checkKeys(map, ENTITY_KEYS, label, reporter);
   const fieldsEntry = entryOf(map, 'fields');
-  if (fieldsEntry === undefined) {
-    reporter.report(map.position, 'MISSING_KEY', `${capitalize(label)} has no 'fields'`);
-  }
   const list =
     fieldsEntry === undefined
       ? undefined
@@ -159,17 +107,24 @@ function validateEntity(
   // Without a readable, non-empty fields list every name check below would only repeat that problem.
   const declared = fieldsEntry?.value.kind === 'seq' && fieldsEntry.value.items.length > 0;
   const fields = list !== undefined && declared ? list.infos : undefined;
-  const singleRecord = readOptional(map, 'singleRecord', (entry) =>
-    readBoolean(entry, label, reporter),
-  );
+  const singleRecord = readOptional(map, 'singleRecord', (entry) => readBoolean(entry));
   const separator = readSeparator(map, scope);
   const lk = readLk(map, fields, singleRecord === true, scope);
-  const entity: Partial<Mutable<EntityDoc>> = readEntityTexts(map, label, reporter);
+  const entity: Partial<Mutable<EntityDoc>> = readEntityTexts(map);
   assignDefined(entity, 'lkSeparator', separator);
   assignDefined(entity, 'singleRecord', singleRecord);
   assignDefined(entity, 'lkValue', readLkValue(map, singleRecord, scope));
+  assignDefined(entity, 'softDelete', readSoftDelete(map, singleRecord, scope));
+  assignDefined(
+    entity,
+    'history',
+    readOptional(map, 'history', (entry) => readBoolean(entry)),
+  );
   if (lk !== undefined && fields !== undefined) {
     checkKeyText(map, lk, fields, separator, singleRecord === true, entity.lkValue, scope);
+  }
+  if (fieldsEntry?.value.kind === 'seq') {
+    checkGeneratedKeys(fieldsEntry.value, list?.fields, lk, singleRecord === true, scope);
   }
   assignDefined(entity, 'tree', readTree(map, fields, lk, scope));
   assignDefined(entity, 'refDisplayFields', readRefDisplayFields(map, fields, scope));
@@ -182,6 +137,42 @@ function validateEntity(
   return { entity: { name: name.value, lk, fields: list.fields, ...entity }, name, fields: infos };
 }
 
+/**
+ * A key generator (`uuid`, `ulid`, `sequence`) belongs on the entity's single key field (not on a
+ * single-record entity); a server-set generator never on a key field.
+ */
+function checkGeneratedKeys(
+  seq: SeqNode,
+  fields: readonly FieldDoc[] | undefined,
+  lk: readonly string[] | undefined,
+  singleRecord: boolean,
+  scope: EntityScope,
+): void {
+  if (fields === undefined || lk === undefined) return;
+  const { reporter, entityLabel } = scope;
+  for (const item of seq.items) {
+    if (item.kind !== 'map') continue;
+    const name = entryOf(item, 'name')?.value;
+    const entry = entryOf(item, 'generated');
+    const field = fields.find(
+      (candidate) => name?.kind === 'scalar' && candidate.name === name.value,
+    );
+    if (entry === undefined || field?.generated === undefined) continue;
+    const generator = field.generated;
+    const isKey = lk.includes(field.name);
+    let message: string | undefined;
+    if (KEY_GENERATORS[generator] !== undefined) {
+      if (singleRecord)
+        message = `Field '${field.name}' of ${entityLabel} cannot be generated (${generator}): a single-record entity has one record, with id lkValue`;
+      else if (!isKey || lk.length !== 1)
+        message = `Field '${field.name}' of ${entityLabel} cannot be generated (${generator}): a generated key must be the entity's single key field (lk: [${field.name}])`;
+    } else if (isKey) {
+      message = `Field '${field.name}' of ${entityLabel} is a key field; it cannot be set by the server (${generator})`;
+    }
+    if (message !== undefined) reporter.report(entry.value.position, 'INVALID_GENERATED', message);
+  }
+}
+
 /** `renamedFrom`: the entity's previous name (a valid entity name other than its own). */
 function readEntityRenamedFrom(
   map: MapNode,
@@ -190,7 +181,7 @@ function readEntityRenamedFrom(
 ): string | undefined {
   const { reporter, entityLabel } = scope;
   const entry = entryOf(map, 'renamedFrom');
-  const previous = entry === undefined ? undefined : readString(entry, entityLabel, reporter);
+  const previous = entry === undefined ? undefined : readString(entry);
   if (previous === undefined || entry === undefined) return undefined;
   if (!ENTITY_NAME_PATTERN.test(previous)) {
     const message = `'renamedFrom' of ${entityLabel} must be an entity name, not ${JSON.stringify(previous)}`;
@@ -210,17 +201,13 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 const ENTITY_TEXT_KEYS = ['displayName', 'description', 'refDisplaySeparator'] as const;
 
 /** The entity's optional free-text keys, kept as written. */
-function readEntityTexts(
-  map: MapNode,
-  label: string,
-  reporter: Reporter,
-): Partial<Mutable<EntityDoc>> {
+function readEntityTexts(map: MapNode): Partial<Mutable<EntityDoc>> {
   const texts: Partial<Mutable<EntityDoc>> = {};
   for (const key of ENTITY_TEXT_KEYS) {
     assignDefined(
       texts,
       key,
-      readOptional(map, key, (entry) => readString(entry, label, reporter)),
+      readOptional(map, key, (entry) => readString(entry)),
     );
   }
   return texts;
@@ -238,11 +225,8 @@ function readOptional<T>(
 
 function readEntityName(map: MapNode, reporter: Reporter): PositionedString | undefined {
   const entry = entryOf(map, 'name');
-  if (entry === undefined) {
-    reporter.report(map.position, 'MISSING_KEY', "The entity has no 'name'");
-    return undefined;
-  }
-  const value = readString(entry, 'the entity', reporter);
+  if (entry === undefined) return undefined;
+  const value = readString(entry);
   if (value === undefined) return undefined;
   const position = entry.value.position;
   if (!ENTITY_NAME_PATTERN.test(value)) {
@@ -275,16 +259,8 @@ function readLk(
 ): string[] | undefined {
   const { reporter, entityLabel } = scope;
   const entry = entryOf(map, 'lk');
-  if (entry === undefined) {
-    if (singleRecord) return [];
-    reporter.report(
-      map.position,
-      'MISSING_KEY',
-      `${capitalize(entityLabel)} has no 'lk'; name its logical key field(s), e.g. lk: [id]`,
-    );
-    return undefined;
-  }
-  const names = readStringList(entry, entityLabel, reporter);
+  if (entry === undefined) return singleRecord ? [] : undefined;
+  const names = readStringList(entry);
   if (names === undefined) return undefined;
   if (entry.value.kind === 'seq' && entry.value.items.length === 0 && !singleRecord) {
     reporter.report(
@@ -340,7 +316,7 @@ function checkKeyField(
 function readSeparator(map: MapNode, scope: EntityScope): string | undefined {
   const { reporter, entityLabel } = scope;
   const entry = entryOf(map, 'lkSeparator');
-  const separator = entry === undefined ? undefined : readString(entry, entityLabel, reporter);
+  const separator = entry === undefined ? undefined : readString(entry);
   if (separator === undefined || entry === undefined) return undefined;
   const unsafe = URL_UNSAFE_SEPARATOR_CHARS.filter((char) => separator.includes(char));
   if (separator === '') {
@@ -358,6 +334,24 @@ function readSeparator(map: MapNode, scope: EntityScope): string | undefined {
   return separator;
 }
 
+/** `softDelete`: a boolean, not on a single-record entity (which has no DELETE). */
+function readSoftDelete(
+  map: MapNode,
+  singleRecord: boolean | undefined,
+  scope: EntityScope,
+): boolean | undefined {
+  const entry = entryOf(map, 'softDelete');
+  const softDelete = entry === undefined ? undefined : readBoolean(entry);
+  if (softDelete === true && singleRecord === true && entry !== undefined) {
+    scope.reporter.report(
+      entry.value.position,
+      'INVALID_SOFT_DELETE',
+      `'softDelete' of ${scope.entityLabel} cannot be true: a single-record entity's record is never deleted`,
+    );
+  }
+  return softDelete;
+}
+
 function readLkValue(
   map: MapNode,
   singleRecord: boolean | undefined,
@@ -365,7 +359,7 @@ function readLkValue(
 ): string | undefined {
   const { reporter, entityLabel } = scope;
   const entry = entryOf(map, 'lkValue');
-  const lkValue = entry === undefined ? undefined : readString(entry, entityLabel, reporter);
+  const lkValue = entry === undefined ? undefined : readString(entry);
   if (lkValue === undefined || entry === undefined) return undefined;
   const position = entry.value.position;
   if (singleRecord !== true) {
@@ -474,16 +468,12 @@ function readTree(
   lk: readonly string[] | undefined,
   scope: EntityScope,
 ): EntityDoc['tree'] {
-  const { reporter, entityLabel } = scope;
   const entry = entryOf(map, 'tree');
-  const tree = entry === undefined ? undefined : readMap(entry, entityLabel, reporter);
+  const tree = entry === undefined ? undefined : readMap(entry);
   if (tree === undefined) return undefined;
-  const owner = `'tree' of ${entityLabel}`;
-  checkKeys(tree, ['enabled', 'parentField'], owner, reporter);
-  const enabled = readOptional(tree, 'enabled', (flag) => readBoolean(flag, owner, reporter));
+  const enabled = readOptional(tree, 'enabled', (flag) => readBoolean(flag));
   const parentEntry = entryOf(tree, 'parentField');
-  const parentField =
-    parentEntry === undefined ? undefined : readString(parentEntry, owner, reporter);
+  const parentField = parentEntry === undefined ? undefined : readString(parentEntry);
   const result: { enabled?: boolean; parentField?: string } = {};
   assignDefined(result, 'enabled', enabled);
   if (
@@ -557,7 +547,7 @@ function readRefDisplayFields(
 ): string[] | undefined {
   const { reporter, entityLabel } = scope;
   const entry = entryOf(map, 'refDisplayFields');
-  const names = entry === undefined ? undefined : readStringList(entry, entityLabel, reporter);
+  const names = entry === undefined ? undefined : readStringList(entry);
   if (names === undefined) return undefined;
   if (fields === undefined) return names.map(({ value }) => value);
   const declared = fields.map((field) => field.name);
@@ -574,46 +564,75 @@ function readRefDisplayFields(
 
 /**
  * `indexes`: a list of composite indexes, each a non-empty list of distinct top-level field
- * names of indexable types, `-name` for a descending column; no index declared twice.
+ * names of indexable types, `-name` for a descending column, or a mapping `{fields, unique}`
+ * (a unique combination, SPEC §16: no descending fields); no index declared twice.
  */
 function readIndexes(
   map: MapNode,
   fields: readonly FieldInfo[] | undefined,
   scope: EntityScope,
-): string[][] | undefined {
+): IndexEntry[] | undefined {
   const { reporter, entityLabel } = scope;
   const entry = entryOf(map, 'indexes');
   if (entry === undefined) return undefined;
-  const seq = readSeq(entry, entityLabel, reporter);
+  const seq = readSeq(entry);
   if (seq === undefined) return undefined;
-  const indexes: string[][] = [];
+  const indexes: IndexEntry[] = [];
   const declared = new Map<string, Position>();
   for (const item of seq.items) {
-    if (item.kind !== 'seq') {
-      const message =
-        `Each entry of 'indexes' of ${entityLabel} must be a list of field names ` +
-        `(e.g. [category, -price]), not ${describeNode(item)}`;
-      reporter.report(item.position, 'INVALID_VALUE', message);
-      continue;
-    }
-    if (item.items.length === 0) {
+    let list: SeqNode | undefined;
+    let unique = false;
+    let form: 'list' | 'map' = 'list';
+    if (item.kind === 'seq') list = item;
+    else if (item.kind === 'map') {
+      form = 'map';
+      const read = readIndexMap(item);
+      if (read === undefined) continue;
+      ({ list, unique } = read);
+    } else continue;
+    if (list.items.length === 0) {
       const message = `An index of ${entityLabel} lists no field; name its fields in order, e.g. [category, -price]`;
-      reporter.report(item.position, 'INVALID_INDEX', message);
+      reporter.report(list.position, 'INVALID_INDEX', message);
       continue;
     }
-    const index = readIndex(item, fields, scope);
+    const index = readIndex(list, fields, scope);
     if (index === undefined) continue;
-    const written = `[${index.join(', ')}]`;
+    if (unique) {
+      const descending = index.findIndex((name) => name.startsWith('-'));
+      if (descending >= 0) {
+        const message = `Unique index [${index.join(', ')}] of ${entityLabel} names '${index[descending]}': a unique combination has no direction; write the field name without '-'`;
+        reporter.report(list.items[descending]!.position, 'INVALID_UNIQUE', message);
+        continue;
+      }
+    }
+    const written = `${unique ? 'unique ' : ''}[${index.join(', ')}]`;
     const earlier = declared.get(written);
     if (earlier !== undefined) {
-      const message = `Index ${written} of ${entityLabel} is declared twice (first at line ${earlier.line})`;
+      const named = unique ? `Unique index ${written.slice('unique '.length)}` : `Index ${written}`;
+      const message = `${named} of ${entityLabel} is declared twice (first at line ${earlier.line})`;
       reporter.report(item.position, 'INVALID_INDEX', message);
       continue;
     }
     declared.set(written, item.position);
-    indexes.push(index);
+    if (form === 'list') indexes.push(index);
+    else indexes.push(unique ? { fields: index, unique: true } : { fields: index });
   }
   return indexes;
+}
+
+/**
+ * The mapping form of an `indexes` entry: its `fields` list and `unique` flag; undefined when its
+ * shape is wrong (reported by the structure check).
+ */
+function readIndexMap(map: MapNode): { list: SeqNode; unique: boolean } | undefined {
+  if (map.entries.some((entry) => entry.key !== 'fields' && entry.key !== 'unique'))
+    return undefined;
+  const uniqueEntry = entryOf(map, 'unique');
+  const unique = uniqueEntry === undefined ? false : readBoolean(uniqueEntry);
+  const fieldsEntry = entryOf(map, 'fields');
+  const list = fieldsEntry === undefined ? undefined : readSeq(fieldsEntry);
+  if (unique === undefined || list === undefined) return undefined;
+  return { list, unique };
 }
 
 /** One index's field names as written, or undefined when any is wrong (each problem reported). */
@@ -628,8 +647,6 @@ function readIndex(
   let valid = true;
   for (const node of seq.items) {
     if (node.kind !== 'scalar' || typeof node.value !== 'string') {
-      const message = `Each field of an index of ${entityLabel} must be a field name (-name for descending), not ${describeNode(node)}`;
-      reporter.report(node.position, 'INVALID_VALUE', message);
       valid = false;
       continue;
     }

@@ -1,9 +1,10 @@
 /**
  * The generator's worker thread (see ./index.ts). As soon as it starts it loads what its tasks
- * need — the schema loader, then json-schema-to-typescript — while the main thread reads the
- * schema.
+ * need — the schema loader, json-schema-to-typescript, then Biome's binary — while
+ * the main thread reads the schema and builds the model.
  */
 import { parentPort } from 'node:worker_threads';
+import { enableCompileCache } from '../compile-cache.js';
 import { runTask, type WorkerTask } from './tasks.js';
 
 /** A task of the main thread, numbered. */
@@ -19,8 +20,13 @@ export type ThreadResponse =
 
 const port = parentPort;
 if (port === null) throw new Error('the generator worker runs as a worker thread');
+// The thread's own modules are compiled by it: the cache is turned on per thread.
+enableCompileCache();
 // The schema loader first: the previous schema is asked for first, and sooner.
-void import('../migrate/index.js').then(() => import('json-schema-to-typescript'));
+void import('../migrate/index.js')
+  .then(() => import('json-schema-to-typescript'))
+  .then(() => Promise.all([import('../generate/formatter.js'), import('../generate/format.js')]))
+  .then(([formatter, format]) => formatter.prepareBiome(format.BIOME_CONFIGURATION));
 port.on('message', ({ id, task }: ThreadRequest) => {
   runTask(task).then(
     (result) => port.postMessage({ id, result } satisfies ThreadResponse),

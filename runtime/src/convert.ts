@@ -54,10 +54,21 @@
  *   {@link selectConverter}, {@link refConverter}) take an optional type label for messages.
  *   Containers build their own path once per non-empty container and pass it as `parent`.
  */
-import type { Converter } from './definition.js';
 import { quoteInput } from './errors.js';
 import { formatPath, type Issue, type IssuePath } from './issues.js';
 import { encodeGeohash, geohashContains, isGeohash } from './geohash.js';
+
+/**
+ * Converts one value of a request body. Called only for values that are present (not `undefined`
+ * and not `null`); returns the canonical value, or `undefined` after pushing an issue at
+ * `[...parent, key]`.
+ */
+export type Converter<T> = (
+  value: unknown,
+  parent: IssuePath,
+  key: string | number,
+  issues: Issue[],
+) => T | undefined;
 
 // ---------------------------------------------------------------------------------------------
 // Issues
@@ -440,7 +451,7 @@ function canonicalDateTime(s: string): string | undefined {
       const length = i - start;
       if (length === 0) return undefined;
       // Truncated to milliseconds.
-      millis = digitsAt(s, start, start + (length < 3 ? length : 3));
+      millis = digitsAt(s, start, start + Math.min(length, 3));
       if (length === 1) millis *= 100;
       else if (length === 2) millis *= 10;
       else if (length > 3) canonical = false;
@@ -571,10 +582,12 @@ const refScratch: Issue[] = [];
 /**
  * ENTITY_REF: converts like `keyConverter` (the converter of the target entity's key type, or
  * `toText` for a composite key), but reports a failure with the label `typeName`
- * (`ENTITY_REF`) instead of the key type's label.
+ * (`ENTITY_REF`) instead of the key type's label. An empty string names no record (a record id is
+ * never empty) and is refused like any value that is no id.
  */
 export function refConverter<T>(keyConverter: Converter<T>, typeName = 'ENTITY_REF'): Converter<T> {
   return (value, parent, key, issues) => {
+    if (value === '') return conversionFailed(value, parent, key, issues, typeName);
     const before = refScratch.length;
     const result = keyConverter(value, parent, key, refScratch);
     if (refScratch.length === before && result !== undefined) return result;
@@ -735,3 +748,4 @@ export function dictionaryOf<T>(
     return ok ? out : undefined;
   };
 }
+export * from './constraints.js';

@@ -18,9 +18,14 @@ export type {
   ColumnKind,
   IndexColumnDescriptor,
   TableDescriptor,
+  ReferenceDescriptor,
 } from './driver.js';
 export { ACTIVITY_TABLE, CREATED_COLUMN, UPDATED_COLUMN, VERSION_COLUMN } from './sqlite/schema.js';
-export { MIGRATIONS_TABLE } from './migrations.js';
+export { DELETED_AT_COLUMN, DELETED_BY_COLUMN } from './soft-delete.js';
+export { HISTORY_TABLE } from './history.js';
+export { MIGRATIONS_TABLE, referenceCheckLine } from './migrations.js';
+export { constraintCheckLine, type ConstraintCheck } from './constraint-checks.js';
+export { uniqueCheckLine } from './unique-checks.js';
 export { quoteLiteral } from './postgres/schema.js';
 export { quoteIdentifier } from './sql/dialect.js';
 export { decimalSortKey } from './sqlite/decimal-key.js';
@@ -46,8 +51,10 @@ export interface CompositeIndexDescriptor {
   readonly name: string;
   /** The declared fields as written (`-price` for descending). */
   readonly fields: readonly string[];
-  /** Its `CREATE INDEX IF NOT EXISTS`. */
+  /** Its `CREATE INDEX IF NOT EXISTS` (`CREATE UNIQUE INDEX IF NOT EXISTS` for a unique rule). */
   readonly sql: string;
+  /** A unique rule's index (SPEC §16): `fields` are its columns, in declared order. */
+  readonly unique: boolean;
 }
 
 /** The DDL of one SQL driver, exactly as its `open()` runs it. */
@@ -61,7 +68,7 @@ export interface DialectDdl {
   createIndexes(table: TableDescriptor): string[];
   /** The single-field indexes `createIndexes` creates. */
   indexes(table: TableDescriptor): IndexDescriptor[];
-  /** The composite indexes `createIndexes` creates. */
+  /** The composite indexes `createIndexes` creates, then the unique indexes. */
   compositeIndexes(table: TableDescriptor): CompositeIndexDescriptor[];
   /** SQL type of a column kind. */
   columnType(kind: ColumnKind): string;

@@ -1,6 +1,14 @@
-import { enumConverter, selectConverter, toBoolean, toDate, toInteger, toText } from './convert.js';
+import {
+  enumConverter,
+  selectConverter,
+  toBoolean,
+  toDate,
+  toInteger,
+  toText,
+  type Converter,
+} from './convert.js';
 import type { KeyValue, KeyValues, TableDescriptor } from './driver.js';
-import type { Issue, IssuePath } from './issues.js';
+import type { Issue } from './issues.js';
 import { parseKey, parseSingleRecordId, toRefInteger, toRefText } from './record.js';
 import { recordIdFunction } from './record-id.js';
 import {
@@ -16,17 +24,8 @@ import {
 
 export type { FieldInfo } from './schema.js';
 
-/**
- * Converts one value of a request body. Called only for values that are present (not `undefined`
- * and not `null`); returns the canonical value, or `undefined` after pushing an issue at
- * `[...parent, key]`.
- */
-export type Converter<T> = (
-  value: unknown,
-  parent: IssuePath,
-  key: string | number,
-  issues: Issue[],
-) => T | undefined;
+/** The converter type lives with the converters (./convert.ts); exported here as before. */
+export type { Converter } from './convert.js';
 
 /** Everything the generic record operations need to know about one entity. */
 export interface EntityDefinition<TRecord extends object = object> {
@@ -102,11 +101,11 @@ export function defineEntity<TRecord extends object>(
     };
   }
   const converters = keyFields.map((field) => keyConverterOf(field, integerKeyed));
-  const valueOf = (record: TRecord, name: string): KeyValue =>
+  const fieldValue = (record: TRecord, name: string): KeyValue =>
     (record as Record<string, unknown>)[name] as KeyValue;
   return {
     ...base,
-    keyOf: (record) => keyNames.map((name) => valueOf(record, name)),
+    keyOf: (record) => keyNames.map((name) => fieldValue(record, name)),
     idOf,
     parseId: (text) => parseKey(text, separator, converters),
   };

@@ -5,7 +5,14 @@
 
 /** How a column's values are stored; each driver maps a kind to its own SQL type. */
 export type ColumnKind =
-  'text' | 'integer' | 'double' | 'decimal' | 'boolean' | 'date' | 'datetime' | 'json';
+  | 'text'
+  | 'integer'
+  | 'double'
+  | 'decimal'
+  | 'boolean'
+  | 'date'
+  | 'datetime'
+  | 'json';
 
 /** One top-level field of an entity, stored as one column. */
 export interface ColumnDescriptor {
@@ -32,6 +39,21 @@ export interface IndexColumnDescriptor {
   readonly descending: boolean;
 }
 
+/**
+ * A top-level reference that keeps its integrity (SPEC §11: `entityRef.onDelete` is set): every
+ * value written must name an existing record of `entity`, and deleting or renaming that record
+ * acts on the referencing records. The field holds the target's record id.
+ */
+export interface ReferenceDescriptor {
+  /** The referencing field (a column of this table). */
+  readonly field: string;
+  /** The referenced entity, as written in the schema. */
+  readonly entity: string;
+  /** The field is an ARRAY of references: the rule applies per element. */
+  readonly array: boolean;
+  readonly onDelete: 'RESTRICT' | 'EMPTY' | 'DELETE';
+}
+
 /** The generated, typed description of one entity's storage. */
 export interface TableDescriptor {
   /** Entity name as written in the schema, e.g. `PRODUCT`. */
@@ -49,6 +71,25 @@ export interface TableDescriptor {
    * the key columns (see `indexes.ts`).
    */
   readonly indexes?: readonly (readonly IndexColumnDescriptor[])[];
+  /**
+   * The combinations of columns no two rows may share (a single `unique: true` field is a list of
+   * one), each enforced by a unique index (`uniqueIndexes` in indexes.ts). NULLs never collide.
+   */
+  readonly unique?: readonly (readonly string[])[];
+  /**
+   * The key column whose values the database hands out (`generated: sequence`, SPEC §16), by
+   * `StorageDriver.nextSequence`.
+   */
+  readonly sequence?: string;
+  /** The references of this table that keep their integrity (absent: none). */
+  readonly references?: readonly ReferenceDescriptor[];
+  /**
+   * DELETE keeps the row, marked deleted (SPEC §13): reads by key, lists, counts and reference
+   * checks skip it, its key stays taken, and it can be restored or purged.
+   */
+  readonly softDelete?: boolean;
+  /** Every committed version of each record is kept (SPEC §13, `history.ts`). */
+  readonly history?: boolean;
 }
 
 /** A single key field's value. */
@@ -56,6 +97,18 @@ export type KeyValue = string | number | boolean;
 
 /** The values of the key fields, in `lk` order. */
 export type KeyValues = readonly KeyValue[];
+
+/** One update of `StorageDriver.updateMany`: the record under `key` at `expectedVersion`. */
+export interface RecordUpdate {
+  readonly key: KeyValues;
+  readonly record: StoredFields;
+  readonly expectedVersion: number;
+  /**
+   * The record as stored at `expectedVersion`, if the caller read it: the driver may then write
+   * only the fields that differ from it.
+   */
+  readonly previous?: StoredFields;
+}
 
 /**
  * A record as the driver sees it: field name to canonical JSON value. Absent optional fields are
@@ -82,6 +135,12 @@ export interface RecordTexts {
   readonly kept: StoredRecord | undefined;
 }
 
+/** A page of records and the number of records matching its query (`listCounted`). */
+export interface CountedList {
+  readonly rows: readonly StoredRecord[];
+  readonly count: number;
+}
+
 /** Outcome of a conditional update. */
 export type UpdateResult =
   | { readonly status: 'updated'; readonly version: number }
@@ -101,7 +160,16 @@ export type FilterOperator =
   | 'GT'
   | 'GTE'
   | 'LT'
-  | 'LTE';
+  | 'LTE'
+  /** Case-insensitive (Unicode case folding) forms of EQUALS, CONTAINS, STARTS_WITH, ENDS_WITH. */
+  | 'IEQUALS'
+  | 'ICONTAINS'
+  | 'ISTARTS_WITH'
+  | 'IENDS_WITH'
+  /** The field is absent (`is null` in a filter expression). */
+  | 'IS_NULL'
+  /** The field is present (`is not null`). */
+  | 'IS_NOT_NULL';
 
 /** One condition on a column, or on a path inside a JSON column. */
 export interface FilterCondition {
@@ -114,6 +182,12 @@ export interface FilterCondition {
   readonly value: KeyValue;
   /** The condition tests membership in an ARRAY of scalars (`tags[CONTAINS]=x`). */
   readonly arrayMembership?: boolean;
+  /**
+   * The condition is on the record the reference `field` of this table names, in `target`
+   * (filtering through a reference, `category.name=tools`, SPEC §11); `path` is then a path of
+   * `target`. `target` has a single key column.
+   */
+  readonly through?: { readonly field: string; readonly target: TableDescriptor };
 }
 
 /** Conditions joined by OR; a query's groups are joined by AND. */
@@ -127,9 +201,30 @@ export interface OrderTerm {
   readonly descending: boolean;
 }
 
+/**
+ * A filter expression (`filter=` of a list, SPEC §17): conditions combined by AND, OR and NOT,
+ * with two-valued logic — a condition on an absent field is false (except the negated operators
+ * and `IS_NULL`), and NOT of it is true.
+ */
+export type FilterExpression =
+  | { readonly and: readonly FilterExpression[] }
+  | { readonly or: readonly FilterExpression[] }
+  | { readonly not: FilterExpression }
+  | { readonly condition: FilterCondition };
+
+/**
+ * Which records of a `softDelete` table a list or count sees besides the live ones: `include`
+ * adds the soft-deleted ones, `only` sees nothing else. Absent: live records only.
+ */
+export type DeletedFilter = 'include' | 'only';
+
 /** A count request, already validated against the schema: filters only. */
 export interface CountQuery {
   readonly filters: readonly FilterGroup[];
+  /** A filter expression, ANDed with `filters`. */
+  readonly expression?: FilterExpression;
+  /** Soft-deleted records to see too (tables with `softDelete` only). */
+  readonly deleted?: DeletedFilter;
 }
 
 /** A list request, already validated against the schema. */
@@ -162,8 +257,11 @@ export interface MigrationScript {
   readonly sql: string;
 }
 
-/** What a committed change did to its record. */
-export type ChangeOp = 'created' | 'updated' | 'deleted';
+/**
+ * What a committed change did to its record. `restored` and `purged` happen only to records of a
+ * `softDelete` table (SPEC §13).
+ */
+export type ChangeOp = 'created' | 'updated' | 'deleted' | 'restored' | 'purged';
 
 /**
  * One committed change as the outbox keeps it (SPEC §9): written in the same transaction as the
@@ -177,7 +275,11 @@ export interface StoredChange {
   /** The record id (key values as text, joined by the key separator). */
   readonly id: string;
   readonly op: ChangeOp;
-  /** The record after the change (before it, for `deleted`), as JSON text. */
+  /** A `deleted` that kept the record, marked deleted (a soft delete, SPEC §13). */
+  readonly soft?: boolean;
+  /** The version the change made in the record's history (entities with `history`, SPEC §13). */
+  readonly version?: number;
+  /** The record after the change (before it, for `deleted` and `purged`), as JSON text. */
   readonly record: string;
   /** Unix time in milliseconds of the write. */
   readonly timeUnix: number;
@@ -208,6 +310,45 @@ export interface ChangeFeed {
    * notification). Returns the function that stops the calls.
    */
   watch(listener: (committed: readonly StoredChange[]) => void): () => void;
+}
+
+/** How `StorageDriver.delete` deletes (SPEC §13); without it a delete removes the row. */
+export interface DeleteOptions {
+  /**
+   * For a `softDelete` table: `soft` (the default there) keeps the row, marked deleted at `now`
+   * by `by`; `purge` removes the row, deleted or not.
+   */
+  readonly mode?: 'soft' | 'purge';
+  /** The subject of the caller (`null`: anonymous or no access rules). */
+  readonly by?: string | null;
+}
+
+/** Who writes (SPEC §13): kept with each version of a `history` table. */
+export interface WriteOptions {
+  /** The subject of the caller (`null`: anonymous or no access rules). */
+  readonly by?: string | null;
+}
+
+/** One kept version of a record of a `history` table. */
+export interface HistoryEntry {
+  /** 1, 2, … per record, in commit order; a rename keeps counting under the new key. */
+  readonly version: number;
+  /** What the change did: `created`, `updated` (a rename too), `deleted`, `restored`, `purged`. */
+  readonly op: ChangeOp;
+  /** Unix time in milliseconds of the write. */
+  readonly timeUnix: number;
+  /** The subject of the caller, `null` when there was none. */
+  readonly by: string | null;
+  /** The record after the change (as it was, for `deleted` and `purged`), as JSON text. */
+  readonly record: string;
+}
+
+/** A soft-deleted record with the mark of its deletion. */
+export interface DeletedRecord extends StoredRecord {
+  /** Unix time in milliseconds of the soft delete. */
+  readonly deletedAt: number;
+  /** The subject of the caller who deleted it, `null` when there was none. */
+  readonly deletedBy: string | null;
 }
 
 /** Options of `StorageDriver.open`. */
@@ -246,7 +387,18 @@ export interface StorageDriver {
    */
   readonly getNow?: (table: TableDescriptor, key: KeyValues) => StoredRecord | undefined;
   /** Inserts all records in one transaction at time `now` (with a `created` change each); throws `DuplicateKeyError` and inserts nothing if any key exists. */
-  insert(table: TableDescriptor, records: readonly StoredFields[], now: number): Promise<void>;
+  insert(
+    table: TableDescriptor,
+    records: readonly StoredFields[],
+    now: number,
+    options?: WriteOptions,
+  ): Promise<void>;
+  /**
+   * The next `count` values of the table's sequence (`TableDescriptor.sequence`), increasing;
+   * never handed out twice, even when the insert that asked for them fails (gaps are allowed).
+   * Optional: a driver without it cannot serve entities with `generated: sequence` keys.
+   */
+  nextSequence?(table: TableDescriptor, count: number): Promise<number[]>;
   /** Overwrites the record stored under `key` (its key may change) at time `now` if its version is still `expectedVersion`, with an `updated` change (a rename: `deleted`, then `created`). */
   update(
     table: TableDescriptor,
@@ -254,14 +406,82 @@ export interface StorageDriver {
     record: StoredFields,
     expectedVersion: number,
     now: number,
+    options?: WriteOptions,
   ): Promise<UpdateResult>;
-  /** Deletes the record under `key` at time `now` if its version is `expectedVersion` (any when `undefined`), with a `deleted` change, and returns what was deleted. */
+  /**
+   * Optional: `get` of several keys at once, in their order (`undefined` where no live record has
+   * the key). The upsert of a list reads its records with it.
+   */
+  getMany?(
+    table: TableDescriptor,
+    keys: readonly KeyValues[],
+  ): Promise<(StoredRecord | undefined)[]>;
+  /**
+   * Optional: `update` of several records at time `now`, in their order, all or none: resolves to
+   * their new versions when every one was updated (their changes in order, consecutive), or to
+   * `undefined` when one could not be — its version changed, its new key is taken, it breaks a
+   * unique rule or names a missing record — and then writes nothing (the caller updates them one
+   * by one to learn which, and why). Other errors reject.
+   */
+  updateMany?(
+    table: TableDescriptor,
+    updates: readonly RecordUpdate[],
+    now: number,
+    options?: WriteOptions,
+  ): Promise<number[] | undefined>;
+  /**
+   * Deletes the record under `key` at time `now` if its version is `expectedVersion` (any when
+   * `undefined`), with a `deleted` change, and returns what was deleted. On a `softDelete` table
+   * the row is kept, marked deleted (version + 1, a `deleted` change with `soft`), unless
+   * `options.mode` is `purge`, which removes it, deleted or not (a `purged` change).
+   */
   delete(
     table: TableDescriptor,
     key: KeyValues,
     expectedVersion: number | undefined,
     now: number,
+    options?: DeleteOptions,
   ): Promise<StoredRecord | undefined>;
+  /**
+   * Optional: runs `work` in one transaction — every call of this driver made in `work`'s
+   * asynchronous context (directly or from a hook) joins it and sees its own writes — and commits
+   * when `work` resolves, or rolls everything back when it rejects. The change events of the
+   * transaction get consecutive seqs. Other callers never see its uncommitted writes; a call
+   * inside a running transaction joins it. The writes of several records (upsert, changes by
+   * filter, batches) need it.
+   */
+  transaction?<T>(work: () => Promise<T>): Promise<T>;
+  /** The soft-deleted record under `key` of a `softDelete` table, or `undefined` (none, or live). */
+  getDeleted?(table: TableDescriptor, key: KeyValues): Promise<DeletedRecord | undefined>;
+  /**
+   * Makes the soft-deleted record under `key` live again at time `now` (version + 1, a `restored`
+   * change) after checking its references; returns it, or `undefined` when no deleted record has
+   * that key.
+   */
+  restore?(
+    table: TableDescriptor,
+    key: KeyValues,
+    now: number,
+    options?: WriteOptions,
+  ): Promise<StoredRecord | undefined>;
+  /**
+   * The kept versions of the record under `key` of a `history` table, newest first, at most
+   * `limit`, only those older than version `before` when given (SPEC §13).
+   */
+  history?(
+    table: TableDescriptor,
+    key: KeyValues,
+    limit: number,
+    before?: number,
+  ): Promise<HistoryEntry[]>;
+  /** The newest kept version of the record under `key` written at or before `time` (Unix ms). */
+  versionAt?(
+    table: TableDescriptor,
+    key: KeyValues,
+    time: number,
+  ): Promise<HistoryEntry | undefined>;
+  /** Deletes the versions older than `time` (Unix ms) but the newest of each record; resolves to how many. */
+  trimHistory?(time: number): Promise<number>;
   /** Lists records matching the query, in its order, with the key as the final tie-break. */
   list(table: TableDescriptor, query: ListQuery): Promise<StoredRecord[]>;
   /**
@@ -269,9 +489,20 @@ export interface StorageDriver {
    * — and the stored record at index `keep` (when the list has one), so a page is answered
    * without building every record. The list handler uses it when present.
    */
-  listTexts?(table: TableDescriptor, query: ListQuery, keep: number): Promise<RecordTexts>;
+  listTexts?(
+    table: TableDescriptor,
+    query: ListQuery,
+    keep: number,
+    /** Only these top-level fields in each text (`fields=`); every field when absent. */
+    fields?: readonly string[],
+  ): Promise<RecordTexts>;
   /** Counts the records matching the query's filters. */
   count(table: TableDescriptor, query: CountQuery): Promise<number>;
+  /**
+   * Optional: `list()` and `count()` of the same query read in one snapshot (`count=true` of a
+   * list, SPEC §17). Without it the service runs the two one after the other.
+   */
+  listCounted?(table: TableDescriptor, query: ListQuery): Promise<CountedList>;
   /** Returns the last create, update and delete time of each entity that has one. */
   activity(): Promise<Readonly<Record<string, EntityActivity>>>;
   /** Resolves when the storage answers a trivial query; rejects with `StorageUnavailableError` otherwise. */
@@ -286,6 +517,12 @@ export interface StorageDriver {
    * The outbox of change events (SPEC §9). Optional: a driver without it serves no `/events`.
    */
   readonly changes?: ChangeFeed;
+  /**
+   * True when the driver routes reads to replicas and takes part in read-your-writes (SPEC §15):
+   * the service then runs each request in a read-after context (read-after.ts), which the driver
+   * reads for the request's `X-Read-After` and fills with its writes' position.
+   */
+  readonly readAfter?: boolean;
   /** Releases connections and files; the driver cannot be used afterwards. */
   close(): Promise<void>;
 }

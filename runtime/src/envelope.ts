@@ -1,3 +1,7 @@
+/**
+ * The JSON envelope of every answer (SPEC §3): `{status, data, meta}` for success, `{status,
+ * error}` for failures, and the record `meta` (creation and update times).
+ */
 import type { Issue } from './issues.js';
 
 /** Metadata of a response about one write or one stored record. */
@@ -18,7 +22,12 @@ export interface SuccessBody<TData> {
 /** An error response body. */
 export interface ErrorBody {
   readonly status: 'error';
-  readonly error: { readonly reason: string; readonly issues?: readonly Issue[] };
+  readonly error: {
+    readonly reason: string;
+    /** In the answer of `POST /batch`: the index of the operation that failed. */
+    readonly operation?: number;
+    readonly issues?: readonly Issue[];
+  };
 }
 
 /** The `meta` of a record written or last updated at `ms`. */
@@ -31,11 +40,22 @@ export function successBody<TData>(data: TData, meta?: object): SuccessBody<TDat
   return meta === undefined ? { status: 'success', data } : { status: 'success', data, meta };
 }
 
-/** Wraps a reason (and validation issues, when there are any) in the error envelope. */
-export function errorBody(reason: string, issues?: readonly Issue[]): ErrorBody {
+/**
+ * Wraps a reason (and validation issues, when there are any, and the failing operation of a
+ * batch) in the error envelope.
+ */
+export function errorBody(
+  reason: string,
+  issues?: readonly Issue[],
+  operation?: number,
+): ErrorBody {
   return {
     status: 'error',
-    error: issues === undefined || issues.length === 0 ? { reason } : { reason, issues },
+    error: {
+      reason,
+      ...(operation === undefined ? {} : { operation }),
+      ...(issues === undefined || issues.length === 0 ? {} : { issues }),
+    },
   };
 }
 
@@ -44,6 +64,11 @@ export function errorBody(reason: string, issues?: readonly Issue[]): ErrorBody 
  * envelope and meta objects (the fast path of GET by key sends it as it is).
  */
 export function recordBodyJson(record: object, ms: number): string {
+  return recordBodyOfJson(JSON.stringify(record), ms);
+}
+
+/** `recordBodyJson` of a record already serialized (`json`). */
+export function recordBodyOfJson(json: string, ms: number): string {
   const iso = new Date(ms).toISOString(); // throws, like recordMeta, for a time that is no date
-  return `{"status":"success","data":${JSON.stringify(record)},"meta":{"lastUpdateTimeUnix":${ms},"lastUpdateTimeISO":"${iso}"}}`;
+  return `{"status":"success","data":${json},"meta":{"lastUpdateTimeUnix":${ms},"lastUpdateTimeISO":"${iso}"}}`;
 }

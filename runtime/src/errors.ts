@@ -1,3 +1,8 @@
+/**
+ * Errors of the runtime as small classes carrying data: the HTTP errors a request can end with
+ * (rendered by `errorMiddleware`, detected by a brand rather than `instanceof`) and the storage
+ * errors drivers throw.
+ */
 import type { Issue } from './issues.js';
 
 /**
@@ -7,6 +12,7 @@ import type { Issue } from './issues.js';
  */
 const HTTP_ERROR = Symbol.for('@entity-gen/runtime.HttpError');
 const DUPLICATE_KEY = Symbol.for('@entity-gen/runtime.DuplicateKeyError');
+const UNIQUE_VIOLATION = Symbol.for('@entity-gen/runtime.UniqueViolationError');
 const STORAGE_UNAVAILABLE = Symbol.for('@entity-gen/runtime.StorageUnavailableError');
 const QUERY_TIMEOUT = Symbol.for('@entity-gen/runtime.QueryTimeoutError');
 
@@ -17,6 +23,8 @@ export class HttpError extends Error {
   readonly expose: boolean;
   readonly issues: readonly Issue[] | undefined;
   readonly headers: Readonly<Record<string, string>>;
+  /** The index of the operation of a `POST /batch` that failed (`error.operation`). */
+  readonly operation: number | undefined;
 
   constructor(
     readonly status: number,
@@ -26,6 +34,7 @@ export class HttpError extends Error {
       headers?: Record<string, string>;
       cause?: unknown;
       expose?: boolean;
+      operation?: number;
     } = {},
   ) {
     super(reason, options.cause === undefined ? undefined : { cause: options.cause });
@@ -33,6 +42,7 @@ export class HttpError extends Error {
     this.expose = options.expose ?? status < 500;
     this.issues = options.issues;
     this.headers = options.headers ?? {};
+    this.operation = options.operation;
   }
 }
 
@@ -76,6 +86,17 @@ export class KeyExistsError extends HttpError {
     super(
       400,
       `Logical key ${quoteInput(id)} for Entity ${entity} already exists`,
+      issues === undefined ? {} : { issues },
+    );
+  }
+}
+
+/** 400 for a write of a key that a soft-deleted record keeps (SPEC §13). */
+export class DeletedKeyError extends HttpError {
+  constructor(entity: string, id: string, issues?: readonly Issue[]) {
+    super(
+      400,
+      `Logical key ${quoteInput(id)} for Entity ${entity} belongs to a deleted record; restore it (POST /data/${entity.toLowerCase()}/${encodeURIComponent(id)}/restore) or purge it (DELETE with ?purge=true) first`,
       issues === undefined ? {} : { issues },
     );
   }
@@ -135,6 +156,29 @@ export class DuplicateKeyError extends Error {
 /** True for a `DuplicateKeyError` from any copy of the runtime. */
 export function isDuplicateKeyError(error: unknown): error is DuplicateKeyError {
   return typeof error === 'object' && error !== null && DUPLICATE_KEY in error;
+}
+
+/**
+ * Thrown by a driver when an insert or update would give a record the values of a unique rule
+ * (SPEC §16) that another record holds: `fields` are the rule's fields, `index` the position of
+ * the offending record in the insert when the driver can tell. Nothing was written.
+ */
+export class UniqueViolationError extends Error {
+  readonly [UNIQUE_VIOLATION] = true;
+  constructor(
+    readonly table: string,
+    readonly fields: readonly string[],
+    readonly index: number | undefined,
+    options?: { cause?: unknown },
+  ) {
+    super(`Unique rule (${fields.join(', ')}) of table ${table} violated`, options);
+    this.name = 'UniqueViolationError';
+  }
+}
+
+/** True for a `UniqueViolationError` from any copy of the runtime. */
+export function isUniqueViolationError(error: unknown): error is UniqueViolationError {
+  return typeof error === 'object' && error !== null && UNIQUE_VIOLATION in error;
 }
 
 /** Thrown by a driver when the database cannot be reached; answered with 503. */

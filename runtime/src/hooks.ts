@@ -1,9 +1,14 @@
+/**
+ * Extension points of a generated service: the hook and middleware types of an entity, its typed
+ * store, and the custom routes a service adds next to the generated ones.
+ */
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import compose from 'koa-compose';
 import type { EntityDefinition } from './definition.js';
 import type { CountQuery, ListQuery, StorageDriver } from './driver.js';
 import type { RequestState } from './http/errors.js';
+import { keyOfId } from './http/paths.js';
 import type { DataContext } from './data-context.js';
 import type { ChangeEvent } from './events/change.js';
 
@@ -57,10 +62,12 @@ export interface EntityHooks<TRecord extends object> {
    * Before a record is inserted: POST (for a list, once per record before anything is written),
    * and PUT/PATCH that create an absent record.
    */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a hook that returns nothing (`void`) keeps the record; `undefined` would refuse such hooks
   beforeInsert?(record: TRecord, ctx: HookContext): MaybePromise<TRecord | void>;
   /** After records were inserted; for a list, once per record after the whole list was stored. */
   afterInsert?(record: TRecord, ctx: HookContext): MaybePromise<void>;
   /** Before PUT or PATCH overwrite (or rename) `previous` with `record`. */
+  // biome-ignore lint/suspicious/noConfusingVoidType: as for beforeInsert
   beforeUpdate?(record: TRecord, previous: TRecord, ctx: HookContext): MaybePromise<TRecord | void>;
   /** After PUT or PATCH stored `record` in place of `previous`. */
   afterUpdate?(record: TRecord, previous: TRecord, ctx: HookContext): MaybePromise<void>;
@@ -136,9 +143,7 @@ function entityStore<TRecord extends object>(
     definition,
     driver,
     async get(id) {
-      if (definition.singleRecordId !== undefined && id !== definition.singleRecordId)
-        return undefined;
-      const key = definition.parseId(id);
+      const key = keyOfId(definition, id);
       if (key === undefined) return undefined;
       const stored = await driver.get(definition.table, key);
       return stored?.record as TRecord | undefined;

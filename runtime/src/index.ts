@@ -75,15 +75,30 @@ export {
   MIGRATIONS_TABLE,
   type MigrationErrorCode,
 } from './migrations.js';
+export {
+  DEFAULT_HISTORY_LIMIT,
+  getRecordHistory,
+  MAX_HISTORY_LIMIT,
+} from './history-routes.js';
+export { historyRetentionFromEnv } from './history-retention.js';
 export { createDriver, redactUrl } from './open.js';
 export {
+  type ConflictMode,
   deleteRecord,
   entityTag,
   getRecord,
   insertRecords,
   patchRecord,
   replaceRecord,
+  restoreRecord,
 } from './operations.js';
+export { MAX_BATCH_OPERATIONS } from './batch.js';
+export {
+  DEFAULT_MAX_AFFECTED,
+  deleteRecords,
+  MAX_AFFECTED_LIMIT,
+  patchRecords,
+} from './bulk.js';
 export type { DataContext } from './data-context.js';
 export {
   checkKeyPart,
@@ -94,6 +109,7 @@ export {
   toRefInteger,
   toRefText,
 } from './record.js';
+export { ReferencedRecordError, ReferenceMissingError } from './references.js';
 export type { RestConfig } from './rest-config.js';
 export { entityRouter, recordId, type DataRoutes } from './routes.js';
 export type {
@@ -105,6 +121,7 @@ export type {
   SelectElemSchema,
   TypeSchema,
 } from './schema.js';
+export { adminEnabledFromEnv, callerRights, ADMIN_POLICY, type CallerRights } from './admin.js';
 export { documentFor, readOpenApiDocument, type OpenApiDocument } from './openapi.js';
 export { startServer, type RunningService, type StartOptions } from './server.js';
 export {

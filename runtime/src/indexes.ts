@@ -7,7 +7,7 @@
  * sort step, and a keyset cursor seeks into it.
  */
 import { createHash } from 'node:crypto';
-import type { ColumnDescriptor, ListQuery, TableDescriptor } from './driver.js';
+import type { ColumnDescriptor, CountQuery, ListQuery, TableDescriptor } from './driver.js';
 
 /** PostgreSQL truncates longer identifiers; both drivers use the same index names. */
 const MAX_INDEX_NAME_BYTES = 63;
@@ -75,6 +75,63 @@ export function compositeIndexes(table: TableDescriptor): CompositeIndex[] {
   });
 }
 
+/** A unique index as the drivers create it (SPEC §16). */
+export interface UniqueIndex {
+  /** `<table>__<field>__…__uq`, or a hashed name when that is too long. */
+  readonly name: string;
+  /** Its columns, in declared order. */
+  readonly columns: readonly ColumnDescriptor[];
+}
+
+const uniqueIndexCache = new WeakMap<TableDescriptor, readonly UniqueIndex[]>();
+
+/** The unique indexes of a table (`TableDescriptor.unique`), in declared order. */
+export function uniqueIndexes(table: TableDescriptor): readonly UniqueIndex[] {
+  const cached = uniqueIndexCache.get(table);
+  if (cached !== undefined) return cached;
+  const taken = new Set<string>();
+  const indexes = (table.unique ?? []).map((fields) => {
+    if (fields.length === 0) throw new Error(`Table ${table.table}: a unique rule has no columns`);
+    const plain = `${table.table}__${fields.join('__')}__uq`;
+    let name = plain;
+    if (Buffer.byteLength(plain) > MAX_INDEX_NAME_BYTES) {
+      const prefix = Buffer.from(table.table)
+        .subarray(0, 40)
+        .toString()
+        .replace(/\uFFFD+$/, '');
+      name = `${prefix}_${hash(`${table.table}\0unique\0${fields.join('\0')}`)}_uq`;
+    }
+    if (taken.has(name)) {
+      throw new Error(`Table ${table.table}: unique ${JSON.stringify(fields)} is declared twice`);
+    }
+    taken.add(name);
+    return { name, columns: fields.map((field) => columnOf(table, field)) };
+  });
+  uniqueIndexCache.set(table, indexes);
+  return indexes;
+}
+
+/** The unique index of this name (PostgreSQL reports the name of the index a write broke). */
+export function uniqueIndexNamed(table: TableDescriptor, name: string): UniqueIndex | undefined {
+  return uniqueIndexes(table).find((index) => index.name === name);
+}
+
+/**
+ * The unique index over exactly these SQL columns, in order (SQLite reports the columns of the
+ * index a write broke; a DECIMAL column by its shadow column, named by `sqlColumn`).
+ */
+export function uniqueIndexOnColumns(
+  table: TableDescriptor,
+  columns: readonly string[],
+  sqlColumn: (column: ColumnDescriptor) => string = (column) => column.name,
+): UniqueIndex | undefined {
+  return uniqueIndexes(table).find(
+    (index) =>
+      index.columns.length === columns.length &&
+      index.columns.every((column, i) => sqlColumn(column) === columns[i]),
+  );
+}
+
 function columnOf(table: TableDescriptor, name: string): ColumnDescriptor {
   const column = table.columns.find((c) => c.name === name);
   if (column === undefined) {
@@ -104,6 +161,7 @@ export function indexBoundsList(
   maxRows: number,
 ): boolean {
   if (query.limit === undefined || (query.offset ?? 0) + query.limit > maxRows) return false;
+  if (keyLookup(table, query)) return true;
   const fixed = new Set<string>();
   for (const group of query.filters) {
     const condition = group.anyOf.length === 1 ? group.anyOf[0]! : undefined;
@@ -111,7 +169,8 @@ export function indexBoundsList(
       condition === undefined ||
       condition.operator !== 'EQUALS' ||
       condition.path.length !== 1 ||
-      condition.arrayMembership === true
+      condition.arrayMembership === true ||
+      condition.through !== undefined
     )
       return false;
     fixed.add(condition.path[0]!);
@@ -147,4 +206,50 @@ export function indexBoundsList(
         (column.descending !== order[i]!.descending) === reversed,
     );
   });
+}
+
+/**
+ * Whether an index bounds what a count reads: every filter is one equality on a top-level field,
+ * and those fields are the leading columns of the key, of a single-field index or of a composite
+ * index. Counting then walks only the index entries that match, whatever the table's size.
+ */
+export function indexBoundsCount(table: TableDescriptor, query: CountQuery): boolean {
+  if (query.filters.length === 0) return false;
+  const fixed = new Set<string>();
+  for (const group of query.filters) {
+    const condition = group.anyOf.length === 1 ? group.anyOf[0]! : undefined;
+    if (
+      condition === undefined ||
+      condition.operator !== 'EQUALS' ||
+      condition.path.length !== 1 ||
+      condition.arrayMembership === true ||
+      condition.through !== undefined
+    )
+      return false;
+    fixed.add(condition.path[0]!);
+  }
+  const leads = (columns: readonly string[]): boolean =>
+    columns.length >= fixed.size && columns.slice(0, fixed.size).every((c) => fixed.has(c));
+  if (leads(table.key)) return true;
+  if (fixed.size === 1 && table.columns.some((c) => c.indexed === true && fixed.has(c.name)))
+    return true;
+  return compositeIndexes(table).some(({ columns }) => leads(columns.map((c) => c.column.name)));
+}
+
+/**
+ * A list of records by their keys (`key=a OR key=b …`, what an expansion reads, SPEC §11): the
+ * primary key serves it, and it reads at most one row per key.
+ */
+function keyLookup(table: TableDescriptor, query: ListQuery): boolean {
+  if (table.key.length !== 1 || query.filters.length !== 1 || query.after !== undefined)
+    return false;
+  const key = table.key[0];
+  return query.filters[0]!.anyOf.every(
+    (condition) =>
+      condition.operator === 'EQUALS' &&
+      condition.path.length === 1 &&
+      condition.path[0] === key &&
+      condition.arrayMembership !== true &&
+      condition.through === undefined,
+  );
 }

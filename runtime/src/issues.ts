@@ -3,7 +3,19 @@ export type IssuePath = readonly (string | number)[];
 
 /** Machine-readable kind of a validation problem. */
 export type IssueCode =
-  'conversion_failed' | 'required' | 'unknown_field' | 'invalid_key' | 'duplicate_key';
+  | 'conversion_failed'
+  | 'required'
+  | 'unknown_field'
+  | 'invalid_key'
+  | 'duplicate_key'
+  /** An ENTITY_REF with `onDelete` names a record that does not exist (SPEC §11). */
+  | 'missing_reference'
+  /** A value breaks a constraint of its field: min/max, lengths, pattern, item counts (SPEC §16). */
+  | 'constraint_violated'
+  /** A value (or combination) of a unique rule is held by another record (SPEC §16). */
+  | 'unique_violated'
+  /** A value for a field the server sets or generates (SPEC §16). */
+  | 'server_set';
 
 /** One problem with one value of a request body. */
 export interface Issue {

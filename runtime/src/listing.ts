@@ -91,83 +91,24 @@
  *   `start`, `limit` and `cursor` are checked and then ignored, as are the REST config's paging
  *   rules (`maxWindow` does not require a limit on a count).
  */
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'koa';
-import {
-  enumConverter,
-  selectConverter,
-  toBoolean,
-  toDate,
-  toDateTime,
-  toDecimal,
-  toDouble,
-  toInteger,
-  toText,
-} from './convert.js';
 import { ownerFilter, ownerScopeOf } from './auth/owner.js';
-import type { Converter, EntityDefinition, FieldInfo } from './definition.js';
-import type {
-  ColumnKind,
-  FilterCondition,
-  FilterGroup,
-  FilterOperator,
-  KeyValue,
-  ListQuery,
-  OrderTerm,
-  StoredRecord,
-} from './driver.js';
+import { authorize } from './auth/access.js';
+import type { EntityDefinition } from './definition.js';
+import type { ListQuery, StoredRecord } from './driver.js';
 import { successBody } from './envelope.js';
-import { BadRequestError, MethodForbiddenError, quoteInput } from './errors.js';
-import type { Issue } from './issues.js';
+import { MethodForbiddenError } from './errors.js';
 import type { DataContext } from './data-context.js';
+import { authorizeExpand, expandRecords, parseExpand } from './expand.js';
+import type { RequestState } from './http/errors.js';
+import { encodeCursor } from './listing/cursors.js';
+import { parseFields, project, type Selection } from './listing/fields.js';
+import type { ReferenceTargets } from './listing/filters.js';
+import { parseListRequest, parseQuery, type ListRequest } from './listing/query.js';
 import type { RestConfig } from './rest-config.js';
-import { filterOperatorsOf, MEMBERSHIP_OPERATORS } from './schema.js';
 
-/** Query parameters with a meaning of their own; every other parameter is a filter. */
-const RESERVED: ReadonlySet<string> = new Set(['orderBy', 'start', 'limit', 'cursor']);
-
-/** Most filter values (conditions) one request may carry. */
-export const MAX_FILTER_VALUES = 200;
-
-/** Operators and their aliases as written in `field[OP]=value`, matched case-insensitively. */
-const OPERATORS: Readonly<Record<string, FilterOperator>> = {
-  EQUALS: 'EQUALS',
-  NOT_EQUALS: 'NOT_EQUALS',
-  '!': 'NOT_EQUALS',
-  NOT: 'NOT_EQUALS',
-  CONTAINS: 'CONTAINS',
-  NOT_CONTAINS: 'NOT_CONTAINS',
-  STARTS_WITH: 'STARTS_WITH',
-  ENDS_WITH: 'ENDS_WITH',
-  GT: 'GT',
-  GTE: 'GTE',
-  LT: 'LT',
-  LTE: 'LTE',
-};
-
-const NEGATED: readonly FilterOperator[] = ['NOT_EQUALS', 'NOT_CONTAINS'];
-const TEXT_MATCH: readonly FilterOperator[] = [
-  'CONTAINS',
-  'NOT_CONTAINS',
-  'STARTS_WITH',
-  'ENDS_WITH',
-];
-
-const KIND_BY_TYPE: Readonly<Record<string, ColumnKind>> = {
-  STRING: 'text',
-  ENUM: 'text',
-  SELECT: 'text',
-  ENTITY_REF: 'text',
-  INTEGER: 'integer',
-  DOUBLE: 'double',
-  DECIMAL: 'decimal',
-  DATE: 'date',
-  DATE_TIME: 'datetime',
-  BOOL: 'boolean',
-};
-
-/** The largest page a list answers by default (`MAX_PAGE_SIZE`). */
-export const DEFAULT_MAX_PAGE_SIZE = 1000;
+export { MAX_FILTER_VALUES } from './listing/filters.js';
+export { DEFAULT_MAX_PAGE_SIZE, parseListRequest, type ListRequest } from './listing/query.js';
 
 /** The REST configuration of an entity when none was given: everything allowed, lists unpaged. */
 export const DEFAULT_REST_CONFIG: RestConfig = {
@@ -191,12 +132,24 @@ export async function listRecords<R extends object>(
     ctx.querystring,
     data.maxPageSize,
     cursorKey,
+    referenceTargets(definition, data),
   );
+  const plan = ctx.querystring.includes('expand')
+    ? parseExpand(definition, new URLSearchParams(ctx.querystring), data)
+    : undefined;
+  if (plan !== undefined) authorizeExpand(plan, (ctx.state as RequestState).principal);
+  const selection =
+    ctx.querystring !== ''
+      ? parseFields(definition, new URLSearchParams(ctx.querystring), plan)
+      : undefined;
+  if (request.deleted !== undefined) authorizeDeleted(ctx, data, definition, config);
   const owner = ownerFilter(definition, ownerScopeOf(ctx));
   const pageSize = request.limit ?? request.cap;
   const query: ListQuery = {
+    ...(request.deleted === undefined ? {} : { deleted: request.deleted }),
     filters:
       owner === undefined || owner === 'nothing' ? request.filters : [...request.filters, owner],
+    ...(request.expression === undefined ? {} : { expression: request.expression }),
     orderBy: request.orderBy,
     // One row more than asked tells whether another page follows.
     limit: pageSize + 1,
@@ -204,10 +157,18 @@ export async function listRecords<R extends object>(
   };
   // A caller that can own no record (owner rule) gets an empty list without a query.
   const driver = data.driver;
-  if (owner !== 'nothing' && driver.listTexts !== undefined) {
+  // A selection of whole top-level fields is written into the texts by the driver itself.
+  const topLevel = selection === undefined ? undefined : topLevelFields(selection);
+  if (
+    owner !== 'nothing' &&
+    driver.listTexts !== undefined &&
+    plan === undefined &&
+    (selection === undefined || topLevel !== undefined) &&
+    !request.count
+  ) {
     // The records arrive as JSON text (a SQLite reader wrote them): the body is spliced together,
     // byte for byte what the records' envelope would be; only the cursor's record is built.
-    const { texts, kept } = await driver.listTexts(definition.table, query, pageSize - 1);
+    const { texts, kept } = await driver.listTexts(definition.table, query, pageSize - 1, topLevel);
     const hasMore = texts.length > pageSize;
     const meta = pageMeta(definition, request, pageSize, hasMore, kept, cursorKey);
     const records = hasMore ? texts.slice(0, pageSize) : texts;
@@ -215,14 +176,45 @@ export async function listRecords<R extends object>(
     ctx.body = `{"status":"success","data":[${records.join(',')}],"meta":${JSON.stringify(meta)}}`;
     return;
   }
-  const rows = owner === 'nothing' ? [] : await driver.list(definition.table, query);
+  let rows: readonly StoredRecord[];
+  let count: number | undefined;
+  if (owner === 'nothing') {
+    rows = [];
+    count = request.count ? 0 : undefined;
+  } else if (request.count) {
+    // The page and its total in one snapshot where the driver can (listCounted).
+    if (driver.listCounted !== undefined) {
+      ({ rows, count } = await driver.listCounted(definition.table, query));
+    } else {
+      rows = await driver.list(definition.table, query);
+      count = await driver.count(definition.table, query);
+    }
+  } else {
+    rows = await driver.list(definition.table, query);
+  }
   const hasMore = rows.length > pageSize;
   const page = hasMore ? rows.slice(0, pageSize) : rows;
   const meta = pageMeta(definition, request, pageSize, hasMore, page[page.length - 1], cursorKey);
-  ctx.body = successBody(
-    page.map((row) => row.record),
-    meta,
-  );
+  if (count !== undefined) meta['count'] = count;
+  let records: unknown[] = page.map((row) => row.record);
+  if (plan !== undefined) {
+    // The page's own copies, expanded with one query per path for the whole page.
+    const copies = page.map((row): Record<string, unknown> => ({ ...row.record }));
+    await expandRecords(data, definition, copies, plan, (ctx.state as RequestState).principal);
+    records = copies;
+  }
+  if (selection !== undefined) records = records.map((record) => project(record, selection));
+  ctx.body = successBody(records, meta);
+}
+
+/** The names of a selection of whole top-level fields only, else `undefined`. */
+function topLevelFields(selection: Selection): string[] | undefined {
+  const names: string[] = [];
+  for (const [name, part] of selection) {
+    if (part !== true) return undefined;
+    names.push(name);
+  }
+  return names;
 }
 
 /** The `meta` of a page: `start`, `limit` and the `next` cursor after `last` when more follow. */
@@ -242,7 +234,14 @@ function pageMeta(
   if (request.limit !== undefined || hasMore) {
     meta['limit'] = pageSize;
     if (hasMore && last !== undefined)
-      meta['next'] = encodeCursor(definition, request, last, cursorKey);
+      meta['next'] = encodeCursor(
+        definition,
+        request.orderBy,
+        request.signature,
+        pageSize,
+        last,
+        cursorKey,
+      );
   }
   return meta;
 }
@@ -257,548 +256,55 @@ export async function countRecords<R extends object>(
   if (!config.allowedMethods.includes('GET_LIST'))
     throw new MethodForbiddenError(definition.name, 'GET_LIST');
   // The whole query string is checked as for the list (same 400s); order and paging are ignored.
-  const { filters } = parseQuery(definition, config, ctx.querystring, await data.cursorKey?.());
+  const { filters, expression, deleted } = parseQuery(
+    definition,
+    config,
+    ctx.querystring,
+    await data.cursorKey?.(),
+    referenceTargets(definition, data),
+  );
+  if (deleted !== undefined) authorizeDeleted(ctx, data, definition, config);
   const owner = ownerFilter(definition, ownerScopeOf(ctx));
   const count =
     owner === 'nothing'
       ? 0
       : await data.driver.count(definition.table, {
           filters: owner === undefined ? filters : [...filters, owner],
+          ...(expression === undefined ? {} : { expression }),
+          ...(deleted === undefined ? {} : { deleted }),
         });
   ctx.body = successBody({ count });
 }
 
-/** A list request after validation. */
-export interface ListRequest {
-  readonly filters: readonly FilterGroup[];
-  readonly orderBy: readonly OrderTerm[];
-  /** Rows to skip (0 with a cursor). */
-  readonly start: number;
-  /** True when the request gave `start` explicitly. */
-  readonly startGiven: boolean;
-  /** Page size, when a limit applies (request, cursor or REST config). */
-  readonly limit: number | undefined;
-  /** The largest page the service answers; a list without a limit stops there, with meta.next. */
-  readonly cap: number;
-  /** Keyset position from the cursor: sort values of the last record seen. */
-  readonly after: readonly (KeyValue | null)[] | undefined;
-  /** Identifies entity, filters and order, so a cursor is only used with the query that made it. */
-  readonly signature: string;
-}
-
-/** Validates the query string of a list request against the schema and the REST config. */
-export function parseListRequest(
+/**
+ * Seeing soft-deleted records (`deleted=include|only`, SPEC §13) is for callers who may DELETE:
+ * the method switched on by the REST configuration and, with access rules, allowed to them.
+ */
+function authorizeDeleted(
+  ctx: Context,
+  data: DataContext,
   definition: EntityDefinition<object>,
   config: RestConfig,
-  querystring: string,
-  maxPageSize: number = DEFAULT_MAX_PAGE_SIZE,
-  cursorKey?: string,
-): ListRequest {
-  const { filters, orderBy, signature, start, requestedLimit, cursor } = parseQuery(
-    definition,
-    config,
-    querystring,
-    cursorKey,
-  );
-  // No list is unbounded: the service-wide page size cap, lowered by the REST config's maxWindow.
-  const cap = Math.min(maxPageSize, config.maxWindow ?? maxPageSize);
-  if (requestedLimit !== undefined && requestedLimit > cap) {
-    throw new BadRequestError(
-      `Parameter limit is ${requestedLimit}, more than the maximum page size of ${cap} for Entity ${definition.name}; page with cursor (meta.next)`,
-    );
-  }
-  const configured =
-    requestedLimit ??
-    (cursor === undefined ? undefined : Math.min(cursor.limit, cap)) ??
-    (config.getListStrategy === 'START_LIMIT' ? config.defaultLimit : undefined);
-  const limit = configured === undefined ? undefined : Math.min(configured, cap);
-  if (config.maxWindow !== undefined) {
-    if (limit === undefined) {
-      throw new BadRequestError(
-        `Parameter limit is required for Entity ${definition.name} (maximum window ${config.maxWindow})`,
-      );
-    }
-    if ((start ?? 0) + limit > config.maxWindow) {
-      throw new BadRequestError(
-        `Parameters start + limit add up to ${(start ?? 0) + limit}, more than the maximum window of ${config.maxWindow} for Entity ${definition.name}; page deeper with cursor (meta.next)`,
-      );
-    }
-  }
-  return {
-    filters,
-    orderBy,
-    start: start ?? 0,
-    startGiven: start !== undefined,
-    limit,
-    cap,
-    after: cursor?.after,
-    signature,
-  };
-}
-
-/** Every parameter of a list or count request, checked, before the REST config's paging rules. */
-interface ParsedQuery {
-  readonly filters: FilterGroup[];
-  readonly orderBy: OrderTerm[];
-  readonly signature: string;
-  readonly start: number | undefined;
-  readonly requestedLimit: number | undefined;
-  readonly cursor: Cursor | undefined;
-}
-
-function parseQuery(
-  definition: EntityDefinition<object>,
-  config: RestConfig,
-  querystring: string,
-  cursorKey: string | undefined,
-): ParsedQuery {
-  const params = new URLSearchParams(querystring);
-  const filters = parseFilters(definition, params);
-  const orderBy = parseOrderBy(definition, config, params);
-  const signature = querySignature(definition, filters, orderBy);
-  const start = parseCount(params, 'start', 0);
-  const requestedLimit = parseCount(params, 'limit', 1);
-  const cursorText = single(params, 'cursor');
-  if (cursorText !== undefined && start !== undefined) {
-    throw new BadRequestError(
-      'Parameters cursor and start cannot be used together: a cursor already says where the page starts',
-    );
-  }
-  const cursor =
-    cursorText === undefined
-      ? undefined
-      : decodeCursor(definition, orderBy, signature, cursorText, cursorKey);
-  return { filters, orderBy, signature, start, requestedLimit, cursor };
-}
-
-// Filters ------------------------------------------------------------------------------------
-
-/** A parsed filter parameter, before grouping. */
-interface ParsedCondition {
-  readonly condition: FilterCondition;
-  /** Conditions with equal group keys are repeated parameters: one OR group. */
-  readonly groupKey: string;
-}
-
-function parseFilters(
-  definition: EntityDefinition<object>,
-  params: URLSearchParams,
-): FilterGroup[] {
-  const groups = new Map<string, FilterCondition[]>();
-  let values = 0;
-  for (const [name, value] of params) {
-    if (RESERVED.has(name)) continue;
-    if (++values > MAX_FILTER_VALUES) {
-      throw new BadRequestError(
-        `Too many filter parameters: at most ${MAX_FILTER_VALUES} filter values per request (parameter ${quoteInput(name)})`,
-      );
-    }
-    const { condition, groupKey } = parseCondition(definition, name, value);
-    const group = groups.get(groupKey);
-    if (group === undefined) groups.set(groupKey, [condition]);
-    else group.push(condition);
-  }
-  const result: FilterGroup[] = [];
-  for (const conditions of groups.values()) {
-    const operator = conditions[0]!.operator;
-    if (NEGATED.includes(operator)) {
-      // NOT (a OR b) = NOT a AND NOT b: one group per value.
-      for (const condition of conditions) result.push({ anyOf: [condition] });
-    } else {
-      result.push({ anyOf: conditions });
-    }
-  }
-  return result;
-}
-
-const FILTER_PARAMETER = /^([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(?:\[([^\]]*)\])?$/;
-
-function parseCondition(
-  definition: EntityDefinition<object>,
-  name: string,
-  raw: string,
-): ParsedCondition {
-  // The parameter name as reasons quote it: a client may send 8 KB of it.
-  const parameter = quoteInput(name);
-  const match = FILTER_PARAMETER.exec(name);
-  if (match === null) {
-    throw new BadRequestError(
-      `Query parameter ${JSON.stringify(parameter)} is not a filter: use field=value, field[OPERATOR]=value or a dotted path into an OBJECT field`,
-    );
-  }
-  const path = match[1]!.split('.');
-  const operatorText = match[2];
-  const operatorKey = operatorText?.toUpperCase();
-  const operator =
-    operatorKey === undefined
-      ? 'EQUALS'
-      : Object.hasOwn(OPERATORS, operatorKey)
-        ? OPERATORS[operatorKey]
-        : undefined;
-  if (operator === undefined) {
-    throw new BadRequestError(
-      `Unknown operator ${JSON.stringify(quoteInput(operatorText ?? ''))} in query parameter ${parameter}; use one of ${Object.keys(OPERATORS).join(', ')}`,
-    );
-  }
-  const field = resolvePath(definition, path, parameter);
-  const dotted = path.join('.');
-  const groupKey = JSON.stringify([path, operator]);
-  if (field.type === 'ARRAY') {
-    const element = field.element;
-    if (element === undefined || filterOperatorsOf(element) === undefined) {
-      throw new BadRequestError(
-        `Field ${dotted} is an ARRAY of ${element?.type ?? 'unknown'} values, which cannot be filtered (parameter ${parameter})`,
-      );
-    }
-    if (!MEMBERSHIP_OPERATORS.includes(operator)) {
-      throw new BadRequestError(
-        `Operator ${operator} does not apply to the ARRAY field ${dotted} (parameter ${parameter}); use CONTAINS or NOT_CONTAINS to test membership`,
-      );
-    }
-    const condition: FilterCondition = {
-      path,
-      operator,
-      kind: kindOf(element),
-      value: convertValue(element, 'EQUALS', raw, parameter),
-      arrayMembership: true,
-    };
-    return { condition, groupKey };
-  }
-  const allowed = filterOperatorsOf(field);
-  if (allowed === undefined) {
-    throw new BadRequestError(
-      `Field ${dotted} of type ${field.type} cannot be filtered (parameter ${parameter})${field.type === 'OBJECT' ? '; filter one of its fields with a dotted path' : ''}`,
-    );
-  }
-  if (!allowed.includes(operator)) {
-    throw new BadRequestError(
-      `Operator ${operator} does not apply to field ${dotted} of type ${field.type} (parameter ${parameter}); use one of ${allowed.join(', ')}`,
-    );
-  }
-  const condition: FilterCondition = {
-    path,
-    operator,
-    kind: kindOf(field),
-    value: convertValue(field, operator, raw, parameter),
-  };
-  return { condition, groupKey };
-}
-
-function resolvePath(
-  definition: EntityDefinition<object>,
-  path: readonly string[],
-  parameter: string,
-): FieldInfo {
-  let fields: Readonly<Record<string, FieldInfo>> | undefined = definition.fields;
-  let field: FieldInfo | undefined;
-  for (let index = 0; index < path.length; index++) {
-    const name = path[index]!;
-    if (index > 0 && field?.type !== 'OBJECT') {
-      throw new BadRequestError(
-        `Field ${path.slice(0, index).join('.')} is not an OBJECT, so ${quoteInput(path.join('.'))} does not exist (parameter ${parameter})`,
-      );
-    }
-    field = fields !== undefined && Object.hasOwn(fields, name) ? fields[name] : undefined;
-    if (field === undefined) {
-      const where =
-        index === 0 ? `Entity ${definition.name}` : `field ${path.slice(0, index).join('.')}`;
-      throw new BadRequestError(
-        `Unknown field ${quoteInput(path.slice(0, index + 1).join('.'))} in ${where} (parameter ${parameter})`,
-      );
-    }
-    fields = field.fields;
-  }
-  if (field === undefined) throw new BadRequestError(`Empty field name in parameter ${parameter}`);
-  return field;
-}
-
-function kindOf(field: FieldInfo): ColumnKind {
-  if (field.type === 'ENTITY_REF' && field.integerRef === true) return 'integer';
-  return KIND_BY_TYPE[field.type] ?? 'json';
-}
-
-/** Converts a filter value as the field's type would convert it in a request body. */
-function convertValue(
-  field: FieldInfo,
-  operator: FilterOperator,
-  raw: string,
-  parameter: string,
-): KeyValue {
-  if (raw.includes('\u0000')) {
-    throw new BadRequestError(
-      `Value of query parameter ${parameter} contains the character U+0000, which stored values cannot hold`,
-    );
-  }
-  // Substring tests look for the text as written.
-  if (TEXT_MATCH.includes(operator)) return raw;
-  const value = convertScalar(field, raw);
-  if (value === undefined) {
-    throw new BadRequestError(
-      `Value ${JSON.stringify(quoteInput(raw))} of query parameter ${parameter} is not a valid ${typeLabel(field)}`,
-    );
-  }
-  return value;
-}
-
-function typeLabel(field: FieldInfo): string {
-  if (field.type === 'ENTITY_REF' && field.integerRef === true) return 'ENTITY_REF (an INTEGER id)';
-  if (field.values !== undefined) return `${field.type} (one of ${field.values.join(', ')})`;
-  return field.type;
-}
-
-/** The canonical value of a scalar of `field`'s type, or `undefined` when it does not convert. */
-function convertScalar(field: FieldInfo, raw: unknown): KeyValue | undefined {
-  const issues: Issue[] = [];
-  return converterFor(field)(raw, [], 'value', issues);
-}
-
-function converterFor(field: FieldInfo): Converter<KeyValue> {
-  switch (field.type) {
-    case 'INTEGER':
-      return toInteger;
-    case 'DOUBLE':
-      return toDouble;
-    case 'DECIMAL':
-      return toDecimal;
-    case 'BOOL':
-      return toBoolean;
-    case 'DATE':
-      return toDate;
-    case 'DATE_TIME':
-      return toDateTime;
-    case 'ENUM':
-      return enumConverter(field.values ?? []);
-    case 'SELECT':
-      return selectConverter(field.values ?? []);
-    case 'ENTITY_REF':
-      return field.integerRef === true ? toInteger : toText;
-    default:
-      return toText;
-  }
-}
-
-// Sorting and paging -------------------------------------------------------------------------
-
-function parseOrderBy(
-  definition: EntityDefinition<object>,
-  config: RestConfig,
-  params: URLSearchParams,
-): OrderTerm[] {
-  const given = single(params, 'orderBy');
-  const spec = given === undefined ? (config.defaultOrder ?? []).join(',') : given;
-  if (spec.trim() === '') {
-    if (given !== undefined)
-      throw new BadRequestError('Parameter orderBy is empty; name one or more fields');
-    return [];
-  }
-  const terms: OrderTerm[] = [];
-  const seen = new Set<string>();
-  for (const part of spec.split(',')) {
-    const text = part.trim();
-    const descending = text.startsWith('-');
-    const name = descending || text.startsWith('+') ? text.slice(1).trim() : text;
-    const field = Object.hasOwn(definition.fields, name) ? definition.fields[name] : undefined;
-    if (field === undefined) {
-      throw new BadRequestError(
-        `Parameter orderBy names ${JSON.stringify(quoteInput(name))}, which is not a field of Entity ${definition.name}`,
-      );
-    }
-    if (filterOperatorsOf({ type: field.type }) === undefined) {
-      throw new BadRequestError(
-        `Parameter orderBy: field ${name} of type ${field.type} cannot be sorted`,
-      );
-    }
-    if (
-      given !== undefined &&
-      config.allowedOrderingFields !== undefined &&
-      !config.allowedOrderingFields.includes(name)
-    ) {
-      throw new BadRequestError(
-        `Parameter orderBy: Entity ${definition.name} cannot be sorted by ${name}; allowed: ${config.allowedOrderingFields.join(', ')}`,
-      );
-    }
-    if (seen.has(name)) throw new BadRequestError(`Parameter orderBy names field ${name} twice`);
-    seen.add(name);
-    terms.push({ column: name, descending });
-  }
-  return terms;
-}
-
-/** A non-negative integer parameter, at least `minimum`. */
-function parseCount(params: URLSearchParams, name: string, minimum: number): number | undefined {
-  const text = single(params, name);
-  if (text === undefined) return undefined;
-  if (!/^\d{1,15}$/.test(text) || Number(text) < minimum) {
-    throw new BadRequestError(
-      `Parameter ${name} must be an integer of at least ${minimum}, not ${JSON.stringify(quoteInput(text))}`,
-    );
-  }
-  return Number(text);
-}
-
-function single(params: URLSearchParams, name: string): string | undefined {
-  const values = params.getAll(name);
-  if (values.length > 1) throw new BadRequestError(`Parameter ${name} may be given only once`);
-  return values[0];
-}
-
-// Cursors ------------------------------------------------------------------------------------
-
-interface CursorPayload {
-  /** Format version. */
-  readonly v: 1;
-  /** Signature of the query the cursor belongs to. */
-  readonly q: string;
-  /** Page size of the page that issued the cursor. */
-  readonly l: number;
-  /** Sort values of the last row: order terms, then key columns not already ordered. */
-  readonly a: readonly (KeyValue | null)[];
-}
-
-/** A decoded, validated cursor. */
-interface Cursor {
-  readonly limit: number;
-  readonly after: (KeyValue | null)[];
+): void {
+  if (!config.allowedMethods.includes('DELETE'))
+    throw new MethodForbiddenError(definition.name, 'DELETE');
+  const access = data.entities?.get(definition.name.toUpperCase())?.access;
+  authorize(access, 'DELETE', definition.name, (ctx.state as RequestState).principal);
 }
 
 /**
- * A short hash of entity, filters and order. Filter groups and the conditions of a group are
- * sorted, so neither the order of the parameters nor the spelling of values changes it.
+ * The entities the reference fields of `definition` name, for filters through a reference
+ * (`category.name=tools`, SPEC §11).
  */
-function querySignature(
+export function referenceTargets(
   definition: EntityDefinition<object>,
-  filters: readonly FilterGroup[],
-  orderBy: readonly OrderTerm[],
-): string {
-  const groups = filters
-    .map((group) => group.anyOf.map((condition) => JSON.stringify(condition)).sort())
-    .sort((a, b) => compareText(JSON.stringify(a), JSON.stringify(b)));
-  return createHash('sha256')
-    .update(JSON.stringify([definition.name, groups, orderBy]))
-    .digest('base64url')
-    .slice(0, 16);
-}
-
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/** The key of callers that give none (direct calls in tests); services always pass theirs. */
-const UNKEYED = 'entity-gen-cursor';
-
-function checksum(text: string, key: string = UNKEYED): string {
-  return createHmac('sha256', key).update(text).digest('base64url').slice(0, 22);
-}
-
-/** Compares two signatures in constant time. */
-function sameText(expected: string, given: string): boolean {
-  const a = Buffer.from(expected);
-  const b = Buffer.from(given);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
-
-/** Columns the cursor holds values for: the order terms, then key columns not already ordered. */
-function cursorColumns(
-  definition: EntityDefinition<object>,
-  orderBy: readonly OrderTerm[],
-): string[] {
-  const columns = orderBy.map((term) => term.column);
-  for (const key of definition.table.key) if (!columns.includes(key)) columns.push(key);
-  return columns;
-}
-
-/** The value of a storage-only key column (`ColumnDescriptor.fixed`), which records do not hold. */
-function fixedValue(definition: EntityDefinition<object>, column: string): string | undefined {
-  return definition.table.columns.find((candidate) => candidate.name === column)?.fixed;
-}
-
-function encodeCursor(
-  definition: EntityDefinition<object>,
-  request: ListRequest,
-  last: StoredRecord,
-  key: string | undefined,
-): string {
-  const record = last.record;
-  const values = cursorColumns(definition, request.orderBy).map((column) => {
-    const value = fixedValue(definition, column) ?? record[column];
-    return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
-      ? value
-      : null;
-  });
-  const payload: CursorPayload = {
-    v: 1,
-    q: request.signature,
-    l: request.limit ?? request.cap,
-    a: values,
+  data: DataContext,
+): ReferenceTargets | undefined {
+  const entities = data.entities;
+  if (entities === undefined) return undefined;
+  return (field) => {
+    const schema = definition.document.entity.fields.find((candidate) => candidate.name === field);
+    const target = schema?.type === 'ENTITY_REF' ? schema.entityRef?.entity : undefined;
+    return target === undefined ? undefined : entities.get(target.toUpperCase())?.definition;
   };
-  const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
-  return `${body}.${checksum(body, key)}`;
-}
-
-function decodeCursor(
-  definition: EntityDefinition<object>,
-  orderBy: readonly OrderTerm[],
-  signature: string,
-  cursor: string,
-  key: string | undefined,
-): Cursor {
-  const invalid = (why: string): BadRequestError =>
-    new BadRequestError(
-      `Parameter cursor is invalid: ${why}; pass meta.next of the previous page unchanged`,
-    );
-  const [body, sum, ...rest] = cursor.split('.');
-  if (
-    body === undefined ||
-    body === '' ||
-    sum === undefined ||
-    rest.length > 0 ||
-    !sameText(checksum(body, key), sum)
-  ) {
-    throw invalid('it was not issued by this service or was altered');
-  }
-  let payload: unknown;
-  try {
-    payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
-  } catch {
-    throw invalid('it does not decode');
-  }
-  if (typeof payload !== 'object' || payload === null || (payload as { v?: unknown }).v !== 1) {
-    throw invalid('unknown cursor format');
-  }
-  const { q, l, a } = payload as { q?: unknown; l?: unknown; a?: unknown };
-  if (q !== signature) {
-    throw new BadRequestError(
-      'Parameter cursor belongs to a query with other filters or another order; repeat the filters and orderBy of the first page with it',
-    );
-  }
-  if (typeof l !== 'number' || !Number.isSafeInteger(l) || l < 1)
-    throw invalid('it holds no valid page size');
-  const columns = cursorColumns(definition, orderBy);
-  if (!Array.isArray(a) || a.length !== columns.length)
-    throw invalid('it does not match the sort order');
-  const after = columns.map((column, index) => {
-    const value: unknown = a[index];
-    const fixed = fixedValue(definition, column);
-    if (fixed !== undefined) {
-      if (value !== fixed) throw invalid(`it holds another value for ${column}`);
-      return fixed;
-    }
-    const field = Object.hasOwn(definition.fields, column) ? definition.fields[column] : undefined;
-    const descriptor = definition.table.columns.find((candidate) => candidate.name === column);
-    if (field === undefined || descriptor === undefined) throw invalid('it names an unknown field');
-    if (value === null) {
-      if (descriptor.required || definition.table.key.includes(column))
-        throw invalid(`it holds no value for ${column}`);
-      return null;
-    }
-    const converted = convertScalar(field, value);
-    if (
-      converted === undefined ||
-      (typeof converted === 'string' && converted.includes('\u0000'))
-    ) {
-      throw invalid(`it holds a value of the wrong type for ${column}`);
-    }
-    return converted;
-  });
-  return { limit: l, after };
 }

@@ -1,3 +1,6 @@
+/**
+ * The service's logger: pino, JSON lines on stdout, with the level and name every service sets.
+ */
 import { pino, type Logger } from 'pino';
 
 export type { Logger } from 'pino';

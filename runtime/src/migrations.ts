@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { MigrationScript } from './driver.js';
+import type { MigrationScript, TableDescriptor } from './driver.js';
 
 /** Table recording the migrations applied to a database: `(id, applied_ms, checksum)`. */
 export const MIGRATIONS_TABLE = '_eg_migrations';
@@ -29,7 +29,16 @@ export type MigrationRun =
 const MIGRATION_ERROR = Symbol.for('@entity-gen/runtime.MigrationError');
 
 /** Why the migrations of a database cannot be brought in line with the code. */
-export type MigrationErrorCode = 'DATABASE_AHEAD' | 'CHECKSUM_MISMATCH' | 'MIGRATION_FAILED';
+export type MigrationErrorCode =
+  | 'DATABASE_AHEAD'
+  | 'CHECKSUM_MISMATCH'
+  | 'MIGRATION_FAILED'
+  /** A migration that adds `onDelete` found stored references to missing records (SPEC §11). */
+  | 'DANGLING_REFERENCES'
+  /** A migration that adds or changes constraints found stored records that break them (SPEC §16). */
+  | 'CONSTRAINT_VIOLATIONS'
+  /** A migration that adds a unique rule found stored records that share values (SPEC §16). */
+  | 'DUPLICATE_VALUES';
 
 /** The service must not start: the database and the code's migrations disagree, or one failed. */
 export class MigrationError extends Error {
@@ -168,5 +177,88 @@ export function migrationFailed(id: string, cause: unknown): MigrationError {
     `Migration ${id} failed, nothing was changed: ${reason}`,
     [id],
     { cause },
+  );
+}
+
+/**
+ * The line a migration carries for each reference it gives `onDelete` (SPEC §11): after running
+ * the migration, the driver looks for stored values that name no record, and fails the migration
+ * listing them.
+ */
+const CHECK_LINE =
+  /^-- entity-gen:check-references ([A-Za-z][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)[ \t]*$/gm;
+
+/** The line of a migration that asks for the check of `entity.field`. */
+export function referenceCheckLine(entity: string, field: string): string {
+  return `-- entity-gen:check-references ${entity}.${field}`;
+}
+
+/** The references a migration's SQL asks to check (`referenceCheckLine`). */
+export function referenceChecksOf(sql: string): { entity: string; field: string }[] {
+  return [...sql.matchAll(CHECK_LINE)].map((match) => ({ entity: match[1]!, field: match[2]! }));
+}
+
+/** At most this many dangling references are listed (the query reads one more). */
+export const DANGLING_LISTED = 20;
+
+/**
+ * The query listing the stored values of `source.field` that name no record of its target
+ * (`referenceCheckLine`): the referencing record's id and the value, at most `DANGLING_LISTED` + 1
+ * rows. Unqualified table names (the migration's own search path).
+ */
+export function danglingReferencesSql(
+  dialect: 'sqlite' | 'postgres',
+  tables: readonly TableDescriptor[],
+  check: { entity: string; field: string },
+): string | undefined {
+  const byEntity = (name: string): TableDescriptor | undefined =>
+    tables.find((table) => table.entity.toUpperCase() === name.toUpperCase());
+  const source = byEntity(check.entity);
+  const reference = source?.references?.find((candidate) => candidate.field === check.field);
+  const target = reference === undefined ? undefined : byEntity(reference.entity);
+  if (source === undefined || reference === undefined || target === undefined) return undefined;
+  const q = (name: string): string => `"${name.replaceAll('"', '""')}"`;
+  const text = (column: string): string =>
+    dialect === 'sqlite' ? `CAST(${column} AS TEXT)` : `(${column})::TEXT`;
+  const separator = `'${(source.keySeparator ?? '~').replaceAll("'", "''")}'`;
+  const idOf = (alias: string, table: TableDescriptor): string =>
+    table.key
+      .map((k) => text(`${alias}.${q(k)}`))
+      .join(` || '${(table.keySeparator ?? '~').replaceAll("'", "''")}' || `);
+  const sourceId =
+    source.key.length === 1
+      ? text(`s.${q(source.key[0]!)}`)
+      : source.key.map((k) => text(`s.${q(k)}`)).join(` || ${separator} || `);
+  const column = `s.${q(reference.field)}`;
+  if (!reference.array) {
+    return `SELECT ${sourceId}, ${text(column)} FROM ${q(source.table)} AS s WHERE ${column} IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ${q(target.table)} AS t WHERE ${idOf('t', target)} = ${text(column)}) ORDER BY 1 LIMIT ${DANGLING_LISTED + 1}`;
+  }
+  const element = dialect === 'sqlite' ? text('e.value') : `(e.value #>> '{}')`;
+  const elements =
+    dialect === 'sqlite'
+      ? `json_each(${column}) AS e`
+      : `jsonb_array_elements(${column}) AS e(value)`;
+  return `SELECT ${sourceId}, ${element} FROM ${q(source.table)} AS s, ${elements} WHERE ${column} IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ${q(target.table)} AS t WHERE ${idOf('t', target)} = ${element}) ORDER BY 1 LIMIT ${DANGLING_LISTED + 1}`;
+}
+
+/** The error of a migration whose check found dangling references (`rows`: id and value). */
+export function danglingReferencesError(
+  id: string,
+  check: { entity: string; field: string },
+  rows: readonly (readonly unknown[])[],
+): MigrationError {
+  const listed = rows
+    .slice(0, DANGLING_LISTED)
+    .map(
+      ([record, value]) =>
+        `${check.entity} ${JSON.stringify(String(record))} ${check.field} = ${JSON.stringify(String(value))}`,
+    );
+  const more = rows.length > DANGLING_LISTED ? `; and more` : '';
+  return new MigrationError(
+    'DANGLING_REFERENCES',
+    `Migration ${id} gives ${check.entity}.${check.field} an onDelete rule, but stored values name no record: ` +
+      `${listed.join('; ')}${more}. Fix or remove them, or regenerate with --clear-dangling-references ` +
+      `to clear them in the migration (docs/migrations.md)`,
+    [id],
   );
 }

@@ -1,3 +1,7 @@
+/**
+ * Picks and creates the storage driver a `DATABASE_URL` names (SQLite or PostgreSQL, loaded on
+ * demand), and redacts URLs for logs.
+ */
 import type { StorageDriver } from './driver.js';
 import type { Environment } from './env.js';
 
@@ -18,7 +22,8 @@ export async function createDriver(url: string, env: Environment = {}): Promise<
   }
   if (scheme === 'postgres:' || scheme === 'postgresql:') {
     const postgres = await importDriver(() => import('./postgres/index.js'), 'PostgreSQL', 'pg');
-    return new postgres.PostgresDriver(postgres.parsePostgresUrl(url, env));
+    // Options with the environment: DATABASE_READ_URL and DATABASE_LISTEN_URL come from it too.
+    return new postgres.PostgresDriver({ url, env });
   }
   throw new Error(
     `Unsupported DATABASE_URL ${redactUrl(url)}: use sqlite:<file>, sqlite::memory: or postgres://user@host:port/database`,

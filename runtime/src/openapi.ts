@@ -52,7 +52,15 @@ export function documentFor(
     );
   const components = isObject(document['components']) ? document['components'] : {};
   const tags = Array.isArray(document['tags']) ? document['tags'] : [];
-  return {
+  const schemas = keep(components['schemas']);
+  // A shown schema may embed a record of a hidden entity (`<Type>Expanded`, SPEC §11): its
+  // reference becomes an opaque object instead of pointing at nothing.
+  const removed =
+    Object.keys(isObject(components['schemas']) ? components['schemas'] : {}).length !==
+    Object.keys(schemas).length;
+  const hidden = (ref: string): boolean =>
+    ref.startsWith(SCHEMA_PREFIX) && !Object.hasOwn(schemas, ref.slice(SCHEMA_PREFIX.length));
+  const shownDocument: OpenApiDocument = {
     ...document,
     servers: [{ url: origin }],
     tags: tags.filter(
@@ -65,11 +73,27 @@ export function documentFor(
     paths: keep(document['paths']),
     components: {
       ...components,
-      schemas: keep(components['schemas']),
+      schemas,
       responses: keep(components['responses']),
       parameters: keep(components['parameters']),
     },
   };
+  return removed ? (withoutRefs(shownDocument, hidden) as OpenApiDocument) : shownDocument;
+}
+
+const SCHEMA_PREFIX = '#/components/schemas/';
+
+/** `value` with every `$ref` that `hidden` names replaced by an opaque object schema. */
+function withoutRefs(value: unknown, hidden: (ref: string) => boolean): unknown {
+  if (Array.isArray(value)) return value.map((item) => withoutRefs(item, hidden));
+  if (!isObject(value)) return value;
+  const ref = value['$ref'];
+  if (typeof ref === 'string' && hidden(ref)) {
+    return { type: 'object', description: 'A record of an entity the caller may not read.' };
+  }
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) => [key, withoutRefs(item, hidden)]),
+  );
 }
 
 /** Whether a tag names an entity (the others, like `service`, are always shown). */

@@ -1,3 +1,7 @@
+/**
+ * The record id of a stored record: its key values as text, joined by the entity's key separator
+ * (used by change events and entity definitions).
+ */
 import type { StoredFields, TableDescriptor } from './driver.js';
 import { DEFAULT_KEY_SEPARATOR } from './schema.js';
 

@@ -6,14 +6,20 @@
  * Queued here they never conflict with each other; writers in other processes are still
  * handled by the version check and its retries.
  */
+import { inTransaction } from './transaction.js';
+
 const queues = new Map<string, Promise<unknown>>();
 
-/** Runs `work` once every earlier write of the same record (table and id) has finished. */
+/**
+ * Runs `work` once every earlier write of the same record (table and id) has finished. Inside a
+ * transaction (transaction.ts) it runs at once: the transaction orders its own writes.
+ */
 export async function withRecordLock<T>(
   table: string,
   id: string,
   work: () => Promise<T>,
 ): Promise<T> {
+  if (inTransaction()) return await work();
   const key = `${table}\u0000${id}`;
   const before = queues.get(key) ?? Promise.resolve();
   const mine = before.then(work, work);

@@ -1,6 +1,5 @@
-import type { Converter } from './definition.js';
 import type { KeyValue, KeyValues } from './driver.js';
-import { refConverter, toInteger, toText } from './convert.js';
+import { refConverter, toInteger, toText, type Converter } from './convert.js';
 import type { Issue, IssuePath } from './issues.js';
 
 /** The path of a record's own fields. */

@@ -1,3 +1,7 @@
+/**
+ * The REST configuration of an entity as the runtime reads it: allowed methods, list strategy,
+ * paging limits and ordering.
+ */
 import type { AccessMethod } from './auth/access.js';
 
 /** The REST configuration of one entity, as baked into the generated code (SPEC §4.5). */

@@ -6,18 +6,23 @@
 import Router from '@koa/router';
 import compose from 'koa-compose';
 import type { Context, Middleware } from 'koa';
-import { authorize, ownerScope, type AccessMethod, type AccessRules } from './auth/access.js';
-import type { EntityDefinition } from './definition.js';
-import { successBody } from './envelope.js';
 import {
-  BadRequestError,
-  MethodForbiddenError,
-  MethodNotAllowedError,
-  quoteInput,
-} from './errors.js';
+  authorize,
+  mayCall,
+  ownerScope,
+  type AccessMethod,
+  type AccessRules,
+} from './auth/access.js';
+import type { EntityDefinition } from './definition.js';
+import { MethodForbiddenError, MethodNotAllowedError } from './errors.js';
 import type { EntityHooks, EntityRouter } from './hooks.js';
+import { answerOptions } from './http/allow.js';
 import type { RequestState } from './http/errors.js';
+import { DATA_PREFIX, isRecordPath, recordId } from './http/paths.js';
+
+export { recordId };
 import type { DataContext } from './data-context.js';
+import { onConflictOf } from './operations.js';
 import type { RestConfig } from './rest-config.js';
 
 /** Everything a service needs to serve one entity; generated per entity in its `routes.ts`. */
@@ -38,16 +43,10 @@ export function pathNameOf(definition: EntityDefinition<object>): string {
   return definition.name.toLowerCase();
 }
 
-const DATA_PREFIX = '/data/';
-
 /**
  * The router of one entity: `@koa/router` with the prefix `/data/<entity>` (matched
- * case-insensitively), then the access check of each request (when there are access rules) and
- * the entity's middleware from its hooks. The generated routes are added to it.
- *
- * PUT and PATCH create an absent record: that needs NEW as well as UPDATE — switched on by the
- * REST configuration and, with access rules, allowed to the caller — which the operation checks
- * (`RequestState.authorizeCreate`) once it knows the record is absent.
+ * case-insensitively), then the entity's gate (`entityGate`: access rules, hook middleware). The
+ * generated routes are added to it.
  */
 export function entityRouter<TRecord extends object>(
   definition: EntityDefinition<TRecord>,
@@ -56,11 +55,45 @@ export function entityRouter<TRecord extends object>(
   access?: AccessRules,
 ): EntityRouter {
   const router = new Router<RequestState>({ prefix: `${DATA_PREFIX}${pathNameOf(definition)}` });
+  router.use(
+    ...entityGate(
+      { definition, hooks, restConfig, ...(access === undefined ? {} : { access }) },
+      (ctx) => accessMethodOf(ctx.method, isRecordPath(ctx.path)),
+    ),
+  );
+  return router;
+}
+
+/**
+ * What every request of an entity passes before its handler — on the entity's router and on its
+ * `recordCounts` route alike: the access check of the method `methodOf` names (when there are
+ * access rules), then the entity's middleware from its hooks.
+ *
+ * PUT and PATCH create an absent record: that needs NEW as well as UPDATE — switched on by the
+ * REST configuration and, with access rules, allowed to the caller — which the operation checks
+ * (`RequestState.authorizeCreate`) once it knows the record is absent. An upsert (POST with
+ * `onConflict`) needs UPDATE as well as NEW, checked here.
+ */
+export function entityGate(
+  routes: Pick<DataRoutes, 'definition' | 'hooks' | 'restConfig' | 'access'>,
+  methodOf: (ctx: Context) => AccessMethod,
+): Middleware<RequestState>[] {
+  const { definition, hooks, restConfig, access } = routes;
   const name = definition.name;
   const creates = restConfig.allowedMethods.includes('NEW');
-  router.use((ctx, next) => {
-    if (access !== undefined)
-      guard(ctx, access, accessMethodOf(ctx.method, isRecordPath(ctx.path)), name);
+  const updates = restConfig.allowedMethods.includes('UPDATE');
+  const readsById = restConfig.allowedMethods.includes('GET_BYID');
+  const check: Middleware<RequestState> = (ctx, next) => {
+    if (access !== undefined) guard(ctx, access, methodOf(ctx), name);
+    if (ctx.method === 'POST' || ctx.method === 'PUT' || ctx.method === 'PATCH') {
+      ctx.state.readsById =
+        readsById && (access === undefined || mayCall(access.GET_BYID, ctx.state.principal));
+    }
+    // An upsert (POST with onConflict) may update records: it needs UPDATE as well as NEW.
+    if (ctx.method === 'POST' && onConflictOf(ctx) !== undefined) {
+      if (!updates) throw new MethodForbiddenError(name, 'UPDATE');
+      if (access !== undefined) authorize(access, 'UPDATE', name, ctx.state.principal);
+    }
     if (ctx.method === 'PUT' || ctx.method === 'PATCH') {
       const principal = ctx.state.principal;
       ctx.state.authorizeCreate = () => {
@@ -69,10 +102,8 @@ export function entityRouter<TRecord extends object>(
       };
     }
     return next();
-  });
-  if (hooks.middleware !== undefined && hooks.middleware.length > 0)
-    router.use(...hooks.middleware);
-  return router;
+  };
+  return [check, ...(hooks.middleware ?? [])];
 }
 
 /**
@@ -91,35 +122,12 @@ export function guard(
   if (owner !== undefined) state.owner = owner;
 }
 
-/**
- * The record id of a request on `/data/{entity}/{id}`: the rest of the path after the entity,
- * percent-decoded (so an id may contain `/`), without a trailing slash.
- */
-export function recordId(ctx: Pick<Context, 'path'>): string {
-  const rest = ctx.path.slice(DATA_PREFIX.length);
-  let raw = rest.slice(rest.indexOf('/') + 1);
-  if (raw.endsWith('/')) raw = raw.slice(0, -1);
-  try {
-    return decodeURIComponent(raw);
-  } catch {
-    throw new BadRequestError(
-      `Record id ${quoteInput(raw)} in the path is not valid percent-encoding`,
-    );
-  }
-}
-
-/** Whether a `/data/{entity}/…` path names a record rather than the collection. */
-function isRecordPath(path: string): boolean {
-  const rest = path.slice(DATA_PREFIX.length);
-  const slash = rest.indexOf('/');
-  return slash >= 0 && slash < rest.length - 1;
-}
-
 /** The access method a request on `/data` calls. */
 function accessMethodOf(method: string, record: boolean): AccessMethod {
   switch (method) {
     case 'POST':
-      return 'NEW';
+      // On a record path POST only restores a soft-deleted record (SPEC §13), a DELETE right.
+      return record ? 'DELETE' : 'NEW';
     case 'PUT':
     case 'PATCH':
       return 'UPDATE';
@@ -130,17 +138,53 @@ function accessMethodOf(method: string, record: boolean): AccessMethod {
   }
 }
 
-/** The order `Allow` lists methods in. */
-const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
+/**
+ * The methods the data routes of a path have, whatever the REST configuration says, in the order
+ * `Allow` lists them: GET and HEAD everywhere, POST, PATCH and DELETE (by filter) on the
+ * collection, PUT, PATCH and DELETE on a record; a single-record entity has no POST and no DELETE,
+ * and no change by filter. Any other method of the path is a 405.
+ */
+function routeMethods(
+  definition: EntityDefinition<object>,
+  record: boolean,
+  restore = false,
+): readonly string[] {
+  const single = definition.singleRecordId !== undefined;
+  if (!record) return single ? ['GET', 'HEAD'] : ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'];
+  if (single) return ['GET', 'HEAD', 'PUT', 'PATCH'];
+  // `<id>/restore` of an entity with softDelete also restores (POST, SPEC §13).
+  return restore && definition.table.softDelete === true
+    ? ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']
+    : ['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE'];
+}
+
+/** The methods of a path that the REST configuration leaves on: the `Allow` header's list. */
+function allowedMethods(routes: DataRoutes, record: boolean, restore = false): string[] {
+  const on = routes.restConfig.allowedMethods;
+  return routeMethods(routes.definition, record, restore).filter((method) =>
+    on.includes(accessMethodOf(method, record)),
+  );
+}
+
+/** Whether a record path may be the restore of a record (`…/restore`). */
+function isRestorePath(path: string): boolean {
+  return path.replace(/\/$/, '').endsWith('/restore');
+}
 
 /**
- * One middleware serving an entity's router: its routes, with `allowedMethods()` for OPTIONS and
- * 405, whose answers are then given in the envelope with `Allow` in a stable order — and a 403
- * instead of the 405 for a method the REST configuration switched off.
+ * One middleware serving an entity's router: its routes, then — for a request no route answered —
+ * the OPTIONS answer, the 405 of a method the path does not have, or the 403 of a method the REST
+ * configuration switched off, in that order, each in the envelope and with `Allow` listing the
+ * methods left on in a stable order (empty when the configuration switched them all off).
  */
 export function mountRouter(routes: DataRoutes, router: EntityRouter): Middleware<RequestState> {
   const serve = compose([router.routes(), router.allowedMethods()] as Middleware<RequestState>[]);
   const end = (): Promise<void> => Promise.resolve();
+  const allow = {
+    collection: allowedMethods(routes, false),
+    record: allowedMethods(routes, true),
+    restore: allowedMethods(routes, true, true),
+  };
   return async (ctx) => {
     await serve(ctx, end);
     // Unless a route answered, allowedMethods() left a 405 or an empty OPTIONS answer, or no
@@ -150,41 +194,38 @@ export function mountRouter(routes: DataRoutes, router: EntityRouter): Middlewar
       (ctx.method === 'OPTIONS' && ctx.status === 200 && ctx.body === '') ||
       (ctx.status === 404 && (ctx.body === undefined || ctx.body === null));
     if (!unanswered) return;
-    const allow = ctx.response
-      .get('Allow')
-      .split(',')
-      .map((method) => method.trim())
-      .filter((method) => method !== '')
-      .sort((a, b) => METHOD_ORDER.indexOf(a) - METHOD_ORDER.indexOf(b));
-    if (ctx.method === 'OPTIONS') {
-      ctx.status = 200;
-      ctx.set('Allow', allow.join(', '));
-      ctx.body = successBody({ allow });
-      return;
-    }
-    refuse(routes, ctx.method, isRecordPath(ctx.path), allow);
+    const record = isRecordPath(ctx.path);
+    const restore = record && isRestorePath(ctx.path);
+    const methods = !record ? allow.collection : restore ? allow.restore : allow.record;
+    if (ctx.method === 'OPTIONS') return answerOptions(ctx, methods);
+    ctx.set('Allow', methods.join(', '));
+    refuse(routes, ctx, record, methods, restore);
   };
 }
 
-/** The 403 of a method the REST configuration switched off, or the 405 of one the route lacks. */
+/**
+ * The 405 of a method the route lacks, or — after the access rules, which come first as for every
+ * route — the 403 of one the REST configuration switched off.
+ */
 function refuse(
   routes: DataRoutes,
-  method: string,
+  ctx: Context,
   record: boolean,
   allow: readonly string[],
+  restore: boolean,
 ): never {
   const { name, singleRecordId } = routes.definition;
-  const single = singleRecordId !== undefined;
-  const rest = accessMethodOf(method, record);
-  const exists = !(single && (method === 'POST' || method === 'DELETE'));
-  if (exists && KNOWN_METHODS.has(method) && !routes.restConfig.allowedMethods.includes(rest))
+  const method = ctx.method;
+  if (routeMethods(routes.definition, record, restore).includes(method)) {
+    const rest = accessMethodOf(method, record);
+    if (routes.access !== undefined) guard(ctx, routes.access, rest, name);
     throw new MethodForbiddenError(name, rest);
-  const what = single ? ' (a single-record entity)' : '';
+  }
+  const what = singleRecordId !== undefined ? ' (a single-record entity)' : '';
+  const allowed =
+    allow.length > 0 ? allow.join(', ') : 'none (the REST configuration switches every method off)';
   throw new MethodNotAllowedError(
-    `Method ${method} is not allowed here for Entity ${name}${what}; allowed: ${allow.join(', ')}`,
+    `Method ${method} is not allowed here for Entity ${name}${what}; allowed: ${allowed}`,
     allow,
   );
 }
-
-/** The methods of the data routes; any other is a 405. */
-const KNOWN_METHODS: ReadonlySet<string> = new Set(METHOD_ORDER);

@@ -11,12 +11,19 @@ import type {
   ColumnKind,
   FilterOperator,
   IndexColumnDescriptor,
+  ReferenceDescriptor,
   TableDescriptor,
 } from './driver.js';
+import type { FieldConstraints } from './constraints.js';
 
 /** A JSON value as parsed from JSON or YAML. */
 export type JsonValue =
-  string | number | boolean | null | readonly JsonValue[] | { readonly [key: string]: JsonValue };
+  | string
+  | number
+  | boolean
+  | null
+  | readonly JsonValue[]
+  | { readonly [key: string]: JsonValue };
 
 export const FIELD_TYPES = [
   'STRING',
@@ -69,15 +76,29 @@ export interface SelectElemSchema {
   readonly driveFields?: JsonValue;
 }
 
-/** The type of a field or an array element, with that type's own configuration. */
-export interface TypeSchema {
+/**
+ * What deleting a referenced record does to the records that reference it (SPEC §11): refuse the
+ * delete (`RESTRICT`), clear the field or remove the array element (`EMPTY`), or delete them too
+ * (`DELETE`).
+ */
+export type OnDeleteRule = 'RESTRICT' | 'EMPTY' | 'DELETE';
+
+/** The target of an ENTITY_REF and, when set, its integrity rule. */
+export interface EntityRefSchema {
+  readonly entity: string;
+  /** Absent: the reference is not checked (Gemini's default). */
+  readonly onDelete?: OnDeleteRule;
+}
+
+/** The type of a field or an array element, with that type's own configuration and constraints. */
+export interface TypeSchema extends FieldConstraints {
   readonly type: FieldType;
   readonly enums?: readonly string[];
   readonly select?: { readonly elems: readonly SelectElemSchema[] };
   readonly object?: { readonly fields: readonly FieldSchema[] };
   readonly array?: TypeSchema;
   readonly dict?: { readonly fields: readonly FieldSchema[] };
-  readonly entityRef?: { readonly entity: string };
+  readonly entityRef?: EntityRefSchema;
   /** Gemini metadata: names a sibling field that holds the type of this ANY value. */
   readonly any?: { readonly typeField: string };
   /** Gemini metadata. */
@@ -92,13 +113,61 @@ export interface FieldSchema extends TypeSchema {
   /** Ask the storage to index this top-level field (for filtering and sorting). */
   readonly index?: boolean;
   /**
+   * Top-level fields only: no two records hold the same value (absent values do not collide),
+   * enforced by a unique index (SPEC §16).
+   */
+  readonly unique?: boolean;
+  /**
    * Top-level fields only: the value a migration gives existing records when the field is added
-   * or becomes required. Not an insert default.
+   * or becomes required, and the value an insert (POST, a PUT that creates) gives the field when
+   * the body leaves it out (SPEC §16).
    */
   readonly default?: JsonValue;
   /** Top-level fields only: the field's previous name; the next migration renames the column. */
   readonly renamedFrom?: string;
+  /**
+   * Top-level fields only: the server gives the value (SPEC §16). `uuid`, `ulid` (STRING) and
+   * `sequence` (INTEGER) on the single key field; `createdAt`, `updatedAt` (DATE_TIME),
+   * `createdBy`, `updatedBy` (STRING) on other fields.
+   */
+  readonly generated?: Generator;
 }
+
+/** What the server generates for a field (SPEC §16). */
+export type Generator =
+  | 'uuid'
+  | 'ulid'
+  | 'sequence'
+  | 'createdAt'
+  | 'updatedAt'
+  | 'createdBy'
+  | 'updatedBy';
+
+/** Generators of a key field, and the one field type each fits. */
+export const KEY_GENERATORS: Readonly<Partial<Record<Generator, FieldType>>> = {
+  uuid: 'STRING',
+  ulid: 'STRING',
+  sequence: 'INTEGER',
+};
+
+/** Generators of the fields the server sets on every write, and the field type each fits. */
+export const SERVER_SET_GENERATORS: Readonly<Partial<Record<Generator, FieldType>>> = {
+  createdAt: 'DATE_TIME',
+  updatedAt: 'DATE_TIME',
+  createdBy: 'STRING',
+  updatedBy: 'STRING',
+};
+
+/** Every generator, in the order the docs list them. */
+export const GENERATORS: readonly Generator[] = [
+  'uuid',
+  'ulid',
+  'sequence',
+  'createdAt',
+  'updatedAt',
+  'createdBy',
+  'updatedBy',
+];
 
 /** An entity as the schema declares it (the `entity` member of an ENTITY document). */
 export interface EntitySchema {
@@ -110,6 +179,10 @@ export interface EntitySchema {
   readonly lkSeparator?: string;
   readonly singleRecord?: boolean;
   readonly lkValue?: string;
+  /** DELETE keeps the record, marked deleted (SPEC §13): it can be restored or purged. */
+  readonly softDelete?: boolean;
+  /** Every committed version of each record is kept (SPEC §13): history and `asOf` reads. */
+  readonly history?: boolean;
   readonly fields: readonly FieldSchema[];
   /** Gemini metadata. */
   readonly tree?: { readonly enabled?: boolean; readonly parentField?: string };
@@ -119,9 +192,30 @@ export interface EntitySchema {
   readonly renamedFrom?: string;
   /**
    * Composite indexes: each a list of top-level field names, a name prefixed with `-` for a
-   * descending column (`[[category, -price]]`).
+   * descending column (`[[category, -price]]`), or `{fields: [...], unique: true}` for a
+   * combination of fields no two records may share (SPEC §16).
    */
-  readonly indexes?: readonly (readonly string[])[];
+  readonly indexes?: readonly IndexEntry[];
+}
+
+/** An entry of `indexes` in its mapping form. */
+export interface IndexSchema {
+  readonly fields: readonly string[];
+  /** No two records hold the same combination (a record lacking any of the fields never collides). */
+  readonly unique?: boolean;
+}
+
+/** An entry of `indexes`: the list form, or the mapping form. */
+export type IndexEntry = readonly string[] | IndexSchema;
+
+/** The fields of an `indexes` entry as written, and whether it is unique. */
+export function indexEntryOf(entry: IndexEntry): { fields: readonly string[]; unique: boolean } {
+  if (isFieldList(entry)) return { fields: entry, unique: false };
+  return { fields: entry.fields, unique: entry.unique === true };
+}
+
+function isFieldList(entry: IndexEntry): entry is readonly string[] {
+  return Array.isArray(entry);
 }
 
 /** One ENTITY document, as written in a schema file (what `/entity` shows). */
@@ -225,6 +319,7 @@ export function tableNameOf(entityName: string): string {
  */
 export function tableOf(entity: EntitySchema, integerKeyed: ReadonlySet<string>): TableDescriptor {
   const fixedKey = hasFixedKey(entity);
+  const references = referencesOf(entity);
   const lk = new Set(fixedKey ? [] : (entity.lk ?? []));
   const columns: ColumnDescriptor[] = entity.fields.map((field) => ({
     name: field.name,
@@ -243,16 +338,60 @@ export function tableOf(entity: EntitySchema, integerKeyed: ReadonlySet<string>)
       fixed: singleRecordIdOf(entity) ?? DEFAULT_SINGLE_RECORD_ID,
     });
   }
+  const entries = (entity.indexes ?? []).map(indexEntryOf);
+  const indexes = entries.filter((entry) => !entry.unique).map((entry) => entry.fields);
+  const unique = uniqueFieldsOf(entity);
+  const sequence = entity.fields.find(
+    (field) => field.generated === 'sequence' && lk.has(field.name),
+  )?.name;
   return {
     entity: entity.name,
     table: tableNameOf(entity.name),
     columns,
     key: fixedKey ? [FIXED_KEY_COLUMN] : [...lk],
     keySeparator: entity.lkSeparator ?? DEFAULT_KEY_SEPARATOR,
-    ...(entity.indexes === undefined || entity.indexes.length === 0
-      ? {}
-      : { indexes: entity.indexes.map(indexColumnsOf) }),
+    ...(indexes.length === 0 ? {} : { indexes: indexes.map(indexColumnsOf) }),
+    ...(unique.length === 0 ? {} : { unique }),
+    ...(sequence === undefined ? {} : { sequence }),
+    ...(references.length === 0 ? {} : { references }),
+    ...(entity.softDelete === true ? { softDelete: true } : {}),
+    ...(entity.history === true ? { history: true } : {}),
   };
+}
+
+/**
+ * The unique rules of an entity: each `unique: true` field in declared order, then each unique
+ * entry of `indexes` in declared order.
+ */
+export function uniqueFieldsOf(entity: EntitySchema): (readonly string[])[] {
+  // The only key field is unique already (the primary key).
+  const key = entity.lk?.length === 1 && !hasFixedKey(entity) ? entity.lk[0] : undefined;
+  return [
+    ...entity.fields
+      .filter((field) => field.unique === true && field.name !== key)
+      .map((field) => [field.name]),
+    ...(entity.indexes ?? [])
+      .map(indexEntryOf)
+      .filter((entry) => entry.unique)
+      .map((entry) => [...entry.fields]),
+  ];
+}
+
+/** The top-level references of an entity that declare `onDelete`, in field order. */
+export function referencesOf(entity: EntitySchema): ReferenceDescriptor[] {
+  const references: ReferenceDescriptor[] = [];
+  for (const field of entity.fields) {
+    const type = field.type === 'ARRAY' ? field.array : field;
+    const onDelete = type?.type === 'ENTITY_REF' ? type.entityRef?.onDelete : undefined;
+    if (type?.entityRef === undefined || onDelete === undefined) continue;
+    references.push({
+      field: field.name,
+      entity: type.entityRef.entity,
+      array: field.type === 'ARRAY',
+      onDelete,
+    });
+  }
+  return references;
 }
 
 /** The columns of one declared composite index: `-price` is `price`, descending. */
@@ -302,6 +441,10 @@ const TEXT: readonly FilterOperator[] = [
   'NOT_CONTAINS',
   'STARTS_WITH',
   'ENDS_WITH',
+  'IEQUALS',
+  'ICONTAINS',
+  'ISTARTS_WITH',
+  'IENDS_WITH',
 ];
 
 /** The operators a list filter of each scalar type accepts; the other types cannot be filtered. */

@@ -1,16 +1,23 @@
+/**
+ * `startServer`: how a generated `server.ts` runs its service. Opens the storage (through
+ * `RetryingOpenDriver`, so an unreachable database means 503s and retries, not a failed start),
+ * applies migrations, listens with request limits, and shuts down gracefully on SIGTERM/SIGINT.
+ */
 import { createServer, STATUS_CODES, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { resolve } from 'node:path';
 import type { Authenticator } from './auth/credentials.js';
 import { errorBody } from './envelope.js';
-import type { ChangeFeed, OpenOptions, StorageDriver, TableDescriptor } from './driver.js';
+import type { StorageDriver, TableDescriptor } from './driver.js';
 import type { Environment } from './env.js';
-import { isStorageUnavailableError, StorageUnavailableError } from './errors.js';
 import { EventHub } from './events/hub.js';
+import { historyRetentionFromEnv, startHistoryTrimming } from './history-retention.js';
 import { eventSettingsFromEnv } from './events/settings.js';
-import { createLogger, type Logger } from './logger.js';
+import { adminEnabledFromEnv } from './admin.js';
+import { createLogger } from './logger.js';
 import { loadMigrations } from './migrations.js';
 import { createDriver, redactUrl } from './open.js';
+import { RetryingOpenDriver } from './retrying-driver.js';
 import type { ServiceApp, ServiceOptions } from './service.js';
 
 /** How a generated `server.ts` starts its service. */
@@ -74,9 +81,6 @@ export interface RunningService {
 /** The levels pino knows. */
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
-const FIRST_RETRY_MS = 250;
-const MAX_RETRY_MS = 10_000;
-
 /**
  * Starts a service: opens the storage (retrying with backoff while it is unreachable, answering
  * 503 meanwhile), listens, and shuts down gracefully on SIGTERM and SIGINT. It never ends the
@@ -104,6 +108,8 @@ export async function startServer(options: StartOptions): Promise<RunningService
   };
   // The change events' settings (EVENTS, EVENTS_RETENTION, …) come from the same environment.
   const eventSettings = eventSettingsFromEnv(options.env);
+  const historyRetentionMs = historyRetentionFromEnv(options.env);
+  const admin = adminEnabledFromEnv(options.env);
   const inner = await createDriver(options.databaseUrl, options.env);
   const storage = redactUrl(options.databaseUrl);
   const migrationsDir = resolve(options.migrationsDir ?? 'migrations');
@@ -145,6 +151,7 @@ export async function startServer(options: StartOptions): Promise<RunningService
     ...(options.maxPageSize === undefined ? {} : { maxPageSize: options.maxPageSize }),
     ...(options.cursorSecret === undefined ? {} : { cursorSecret: options.cursorSecret }),
     ...(options.trustProxy === undefined ? {} : { trustProxy: options.trustProxy }),
+    ...(admin ? {} : { admin }),
   });
   const server = limitedServer(app, options);
   server.listen(options.port, options.host);
@@ -159,6 +166,10 @@ export async function startServer(options: StartOptions): Promise<RunningService
     `listening on http://${options.host}:${port}`,
   );
   if (eventSettings.enabled) events.start();
+  const stopTrimming =
+    historyRetentionMs !== undefined && options.tables.some((t) => t.history === true)
+      ? startHistoryTrimming(driver, historyRetentionMs, logger)
+      : () => undefined;
 
   const shutdown = async (): Promise<void> => {
     // A second signal during the shutdown gets Node's default: the process ends at once.
@@ -174,6 +185,7 @@ export async function startServer(options: StartOptions): Promise<RunningService
     // Event streams never end by themselves: end them cleanly (clients resume elsewhere with
     // their last id), then their connections are idle like the others.
     await events.close();
+    stopTrimming();
     server.closeIdleConnections();
     await closed;
     clearTimeout(timeout);
@@ -271,107 +283,4 @@ function limitedServer(app: ServiceApp, options: StartOptions): Server {
     );
   });
   return server;
-}
-
-/**
- * Wraps a driver whose storage may not be reachable yet: `open` is retried in the background with
- * exponential backoff, and until it succeeds every call fails with `StorageUnavailableError`.
- */
-class RetryingOpenDriver implements StorageDriver {
-  private ready = false;
-  private closed = false;
-  private retryTimer: NodeJS.Timeout | undefined;
-
-  constructor(
-    private readonly inner: StorageDriver,
-    private readonly tables: readonly TableDescriptor[],
-    private readonly openOptions: OpenOptions,
-    private readonly logger: Logger,
-    private readonly label: string,
-    /** Called when the storage came back but cannot be used: the service must stop. */
-    private readonly onFatal: (error: unknown) => void,
-  ) {
-    if (inner.getNow !== undefined) this.getNow = (table, key) => this.check().getNow!(table, key);
-    const feed = inner.changes;
-    // Reading the outbox waits for the storage like every other call; watching may start early.
-    this.changes = feed && {
-      read: async (after, limit) => {
-        this.check();
-        return feed.read(after, limit);
-      },
-      bounds: async () => {
-        this.check();
-        return feed.bounds();
-      },
-      trim: async (time) => {
-        this.check();
-        return feed.trim(time);
-      },
-      watch: (listener) => feed.watch(listener),
-    };
-    const listTexts = inner.listTexts;
-    // Offered only when the driver has it: the list handler falls back to list() otherwise.
-    this.listTexts =
-      listTexts &&
-      ((table, query, keep) => {
-        this.check();
-        return listTexts.call(inner, table, query, keep);
-      });
-  }
-
-  readonly changes: ChangeFeed | undefined;
-  readonly getNow: StorageDriver['getNow'];
-  readonly listTexts: StorageDriver['listTexts'];
-
-  get dialect(): string {
-    return this.inner.dialect;
-  }
-
-  /** Tries to open once; on an unreachable storage schedules retries instead of failing. */
-  async openOnce(delay = FIRST_RETRY_MS): Promise<void> {
-    try {
-      await this.inner.open(this.tables, this.openOptions);
-      this.ready = true;
-      this.logger.info({ storage: this.label }, 'storage ready');
-    } catch (error) {
-      if (!isStorageUnavailableError(error) || this.closed) throw error;
-      this.logger.warn(
-        { storage: this.label, retryInMs: delay, err: error },
-        'storage unavailable, retrying',
-      );
-      this.retryTimer = setTimeout(() => {
-        this.openOnce(Math.min(delay * 2, MAX_RETRY_MS)).catch(this.onFatal);
-      }, delay);
-      this.retryTimer.unref();
-    }
-  }
-
-  private check(): StorageDriver {
-    if (!this.ready) throw new StorageUnavailableError('the storage is not ready yet');
-    return this.inner;
-  }
-
-  open(): Promise<void> {
-    return Promise.resolve();
-  }
-  get: StorageDriver['get'] = (table, key) => this.check().get(table, key);
-  insert: StorageDriver['insert'] = (table, records, now) =>
-    this.check().insert(table, records, now);
-  update: StorageDriver['update'] = (table, key, record, version, now) =>
-    this.check().update(table, key, record, version, now);
-  delete: StorageDriver['delete'] = (table, key, version, now) =>
-    this.check().delete(table, key, version, now);
-  list: StorageDriver['list'] = (table, query) => this.check().list(table, query);
-  count: StorageDriver['count'] = (table, query) => this.check().count(table, query);
-  activity: StorageDriver['activity'] = () => this.check().activity();
-  ping: StorageDriver['ping'] = () => this.check().ping();
-  secret = (name: string, create: () => string): Promise<string> => {
-    const inner = this.check();
-    return inner.secret === undefined ? Promise.resolve(create()) : inner.secret(name, create);
-  };
-  async close(): Promise<void> {
-    this.closed = true;
-    if (this.retryTimer !== undefined) clearTimeout(this.retryTimer);
-    if (this.ready) await this.inner.close();
-  }
 }

@@ -4,6 +4,7 @@ import Koa, { type Context, type Middleware } from 'koa';
 import compose from 'koa-compose';
 import { mayCall, type Principal } from './auth/access.js';
 import { Authenticator } from './auth/credentials.js';
+import { batchRoute } from './batch.js';
 import { countRecords } from './listing.js';
 import type { StorageDriver, TableDescriptor } from './driver.js';
 import { recordMeta, successBody } from './envelope.js';
@@ -12,15 +13,19 @@ import { changeEvent } from './events/change.js';
 import { EventHub } from './events/hub.js';
 import { eventsRoute } from './events/route.js';
 import { DEFAULT_BODY_LIMIT } from './http/body.js';
+import { answerOptions } from './http/allow.js';
 import { corsMiddleware } from './http/cors.js';
 import { errorMiddleware, RequestTracker, type RequestState } from './http/errors.js';
+import { readAfterMiddleware } from './read-after.js';
 import { fastGetListener, type FastGetEntity, type FastGetOptions } from './http/fast-get.js';
+import { DATA_PREFIX, entitySegment } from './http/paths.js';
 import { customRoutes, type EntityRouter } from './hooks.js';
 import { createLogger, type Logger } from './logger.js';
 import type { DataContext } from './data-context.js';
 import type { RestConfig } from './rest-config.js';
-import { guard, mountRouter, pathNameOf, type DataRoutes } from './routes.js';
+import { entityGate, mountRouter, pathNameOf, type DataRoutes } from './routes.js';
 import { addOpenApiRoutes, type OpenApiDocument } from './openapi.js';
+import { addAdminRoutes } from './admin.js';
 import type { EntityDocument } from './schema.js';
 
 export type { RestConfig } from './rest-config.js';
@@ -83,9 +88,16 @@ export interface ServiceOptions {
    * the default settings that does not trim the outbox; its streams end with their connections.
    */
   readonly events?: EventHub;
+  /**
+   * Application middleware of your own, run for every request after the credentials are checked
+   * and before the custom routes and the entities' routers (logging, tracing, headers, …). The
+   * application refuses `app.use()` once built, because GET by key is answered before Koa: with
+   * middleware given here, every request takes the Koa pipeline, GET by key included.
+   */
+  readonly middleware?: readonly Middleware<RequestState>[];
+  /** Serve the admin web app at `/admin` (default true; `ADMIN=off` in a generated server). */
+  readonly admin?: boolean;
 }
-
-const DATA_PREFIX = '/data/';
 
 /**
  * Builds the Koa application of a generated service: the error envelope first, then each
@@ -100,6 +112,9 @@ export function createService(service: ServiceDefinition, options: ServiceOption
     ...(options.maxPageSize === undefined ? {} : { maxPageSize: options.maxPageSize }),
     cursorKey: cursorKeyOf(options),
     now: options.now ?? Date.now,
+    entities: new Map(
+      service.entities.map((routes) => [routes.definition.name.toUpperCase(), routes]),
+    ),
   };
   const byPathName = new Map<string, DataRoutes>();
   const byName = new Map(service.entities.map((routes) => [routes.definition.name, routes]));
@@ -145,6 +160,7 @@ export function createService(service: ServiceDefinition, options: ServiceOption
   app.silent = true;
   const tracker = new RequestTracker(logger);
   app.use(errorMiddleware(logger, tracker));
+  if (options.driver.readAfter === true) app.use(readAfterMiddleware());
   if (options.corsOrigins !== undefined && options.corsOrigins.length > 0)
     app.use(corsMiddleware(options.corsOrigins));
   if (accessControlled) {
@@ -158,18 +174,19 @@ export function createService(service: ServiceDefinition, options: ServiceOption
       return next();
     });
   }
+  for (const middleware of options.middleware ?? []) app.use(middleware);
   // The users' custom routes come before the entities' routers, which would otherwise take
   // `/data/product/p1/summary` for the record with id `p1/summary`.
   const custom = customRoutes(service.entities, data);
   if (custom !== undefined) app.use(custom.middleware);
-  app.use((ctx, next) => {
+  const serveData: Middleware<RequestState> = (ctx, next) => {
     const path = ctx.path;
     if (!path.startsWith(DATA_PREFIX)) return next();
-    const end = path.indexOf('/', DATA_PREFIX.length);
-    const segment = path.slice(DATA_PREFIX.length, end === -1 ? undefined : end);
+    const segment = entitySegment(path);
     if (segment === '') return next();
     return routers.get(findRoutes(segment))!(ctx, next);
-  });
+  };
+  app.use(serveData);
 
   const router = new Router<RequestState>();
   router.get('/health', async (ctx) => {
@@ -194,22 +211,25 @@ export function createService(service: ServiceDefinition, options: ServiceOption
   // OPTIONS of an unknown entity is a 404 like its GET (router.allowedMethods would answer 200).
   router.options('/entity/:entity', (ctx) => {
     findListable(ctx, ctx.params['entity'] ?? '');
-    sendAllow(ctx, ['GET', 'HEAD']);
+    answerOptions(ctx, ['GET', 'HEAD']);
   });
   // Like the list it counts: without GET_LIST in the REST configuration, no method is allowed.
   router.options('/entity/:entity/recordCounts', (ctx) => {
     const routes = findListable(ctx, ctx.params['entity'] ?? '');
-    sendAllow(ctx, routes.restConfig.allowedMethods.includes('GET_LIST') ? ['GET', 'HEAD'] : []);
+    answerOptions(
+      ctx,
+      routes.restConfig.allowedMethods.includes('GET_LIST') ? ['GET', 'HEAD'] : [],
+    );
   });
+  // A count passes the gate of the entity's list: its access rule and its hook middleware.
+  const countGates = new Map(
+    service.entities.map((routes) => [routes, compose(entityGate(routes, () => 'GET_LIST'))]),
+  );
   router.get('/entity/:entity/recordCounts', (ctx) => {
     const routes = findRoutes(ctx.params['entity'] ?? '');
-    // The same access rule and middleware as the entity's list.
-    if (routes.access !== undefined) guard(ctx, routes.access, 'GET_LIST', routes.definition.name);
-    const count = (): Promise<void> =>
-      countRecords(ctx, data, routes.definition, routes.restConfig);
-    const middleware = routes.hooks.middleware;
-    if (middleware === undefined || middleware.length === 0) return count();
-    return compose([...middleware])(ctx, count);
+    return countGates.get(routes)!(ctx, () =>
+      countRecords(ctx, data, routes.definition, routes.restConfig),
+    );
   });
   router.get('/summary', async (ctx) => {
     const activity = await data.driver.activity();
@@ -227,41 +247,61 @@ export function createService(service: ServiceDefinition, options: ServiceOption
     ctx.body = successBody({ schemaHash: service.schemaHash, entities });
   });
   router.get('/events', eventsRoute(events, service.entities));
+  // Data operations across entities in one transaction (batch.ts).
+  router.post('/batch', batchRoute(app, data, serveData));
   // The document and its reference page leave out the entities the caller may not list.
   addOpenApiRoutes(router, service.openApi, (ctx, entity) => {
     const routes = byName.get(entity);
     return routes !== undefined && listable(ctx, routes);
   });
+  // `GET /me` (what the caller may do) and the admin app at `/admin` (docs/admin.md).
+  addAdminRoutes(router, service.entities, options.admin !== false);
   app.use(router.routes());
   app.use(router.allowedMethods());
-  app.fastGet = {
-    options: {
-      driver: data.driver,
-      logger,
-      tracker,
-      entities: fastEntities,
-      ...(accessControlled ? { auth } : {}),
-      ...(options.corsOrigins === undefined ? {} : { corsOrigins: options.corsOrigins }),
-      ...(custom === undefined ? {} : { customRoute: custom.matchesGet }),
-    },
-    middleware: app.middleware.length,
-  };
+  const ownMiddleware = (options.middleware ?? []).length > 0;
+  app.fastGet = ownMiddleware
+    ? undefined
+    : {
+        options: {
+          driver: data.driver,
+          logger,
+          tracker,
+          entities: fastEntities,
+          ...(accessControlled ? { auth } : {}),
+          ...(options.corsOrigins === undefined ? {} : { corsOrigins: options.corsOrigins }),
+          ...(custom === undefined ? {} : { customRoute: custom.matchesGet }),
+          expand: data,
+        },
+      };
+  app.built = true;
   return app;
 }
 
 /**
  * The Koa application of a service, whose request listener (`callback()`, also used by
- * `listen()`) answers GET by key on the fast path (http/fast-get.ts) — unless middleware was added
- * to the application after `createService`, which then sees every request.
+ * `listen()`) answers GET by key on the fast path (http/fast-get.ts) unless the service was given
+ * middleware of its own. Once built it refuses more middleware: added after the fact, it would not
+ * see the requests the fast path answers.
  */
 class ServiceKoa extends Koa<RequestState> {
-  fastGet: { readonly options: FastGetOptions; readonly middleware: number } | undefined;
+  fastGet: { readonly options: FastGetOptions } | undefined;
+  built = false;
+
+  override use<NewStateT = object, NewContextT = object>(
+    middleware: Koa.Middleware<RequestState & NewStateT, Koa.DefaultContext & NewContextT>,
+  ): Koa<RequestState & NewStateT, Koa.DefaultContext & NewContextT> {
+    if (this.built)
+      throw new Error(
+        'app.use() after createService/createApp: pass application middleware as the `middleware` ' +
+          'option of createApp (it runs for every request, before the entity routers), or as ' +
+          'the hook middleware of an entity (src/hooks/<entity>.ts)',
+      );
+    return super.use(middleware);
+  }
 
   override callback(): ReturnType<Koa['callback']> {
     const handle = super.callback();
-    const fast = this.fastGet;
-    if (fast === undefined || this.middleware.length !== fast.middleware) return handle;
-    return fastGetListener(fast.options, handle);
+    return this.fastGet === undefined ? handle : fastGetListener(this.fastGet.options, handle);
   }
 }
 
@@ -335,11 +375,6 @@ function cursorKeyOf(options: ServiceOptions): () => Promise<string> {
 
 function principalOf(ctx: Context): Principal | undefined {
   return (ctx.state as RequestState).principal;
-}
-
-function sendAllow(ctx: Pick<Context, 'set' | 'body'>, allowed: readonly string[]): void {
-  ctx.set('Allow', allowed.join(', '));
-  ctx.body = successBody({ allow: allowed });
 }
 
 function addTime(

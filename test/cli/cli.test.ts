@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { cp, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -142,6 +143,29 @@ describe('entity-gen generate', () => {
     );
   });
 
+  it('deletes the unedited hooks file of a removed entity, and names the schema as typed in every diagnostic', async () => {
+    await cli('generate', 'shop.yaml', '-o', 'svc');
+    await writeFile(
+      join(WORK, 'shop.yaml'),
+      (await readFile(join(WORK, 'shop.yaml'), 'utf8')).replace(/name: PRODUCT\b/, 'name: ITEM'),
+    );
+    // Repeating the recorded generation: the entity's removal is reported on shop.yaml, as the
+    // schema's own problems are (not on ../shop.yaml, its name relative to the output folder).
+    const refused = await cli('generate', '-o', 'svc', '--dry-run');
+    expect(refused.code).toBe(1);
+    const problems = refused.stderr.trim().split('\n').slice(0, -1);
+    expect(problems.length).toBeGreaterThan(0);
+    for (const line of problems) expect(line).toMatch(/^shop\.yaml:\d+:\d+: /);
+    expect(refused.stderr).toContain('(MIGRATION_REMOVES_ENTITY)');
+
+    const result = await cli('generate', '-o', 'svc', '--allow-data-loss');
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).not.toContain('belongs to no entity');
+    expect(result.stdout).not.toContain('Cannot find module');
+    expect(existsSync(join(WORK, 'svc/src/hooks/product.ts'))).toBe(false);
+    expect(existsSync(join(WORK, 'svc/src/hooks/item.ts'))).toBe(true);
+  });
+
   it('never rewrites the user files on later runs', async () => {
     await cli('generate', 'shop.yaml', '-o', 'svc');
     await writeFile(join(WORK, 'svc/src/server.ts'), '// my own server\n');
@@ -252,10 +276,14 @@ describe('entity-gen generate --dry-run', () => {
     );
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(
-      /^Dry run for svc \(nothing was written\): 7 to create, \d+ to update, \d+ unchanged, 4 to delete\.\n/,
+      /^Dry run for svc \(nothing was written\): 7 to create, \d+ to update, \d+ unchanged, 5 to delete\.\n/,
     );
     expect(result.stdout).toContain('  create   src/entities/item/types.ts\n');
     expect(result.stdout).toContain('  create   src/hooks/item.ts (yours from now on)\n');
+    // The starter hooks file of the removed entity, never edited, goes with it.
+    expect(result.stdout).toContain(
+      '  delete   src/hooks/product.ts (yours; unedited starter file of a removed entity)\n',
+    );
     expect(result.stdout).toContain(
       '  delete   src/entities/product/types.ts (no longer generated)\n',
     );
@@ -292,7 +320,7 @@ describe('entity-gen check', () => {
     const result = await cli('check', 'shop.yaml', '-o', 'svc', '--allow-data-loss');
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(
-      /^svc is out of date: 7 to create, \d+ to update, \d+ unchanged, 4 to delete\.\n/,
+      /^svc is out of date: 7 to create, \d+ to update, \d+ unchanged, 5 to delete\.\n/,
     );
     expect(result.stdout).toContain('  update   src/service.ts\n');
     expect(result.stdout).toContain(
@@ -437,7 +465,16 @@ describe('main, in process', () => {
   /** Runs `main` with captured output. */
   async function run(...args: string[]): Promise<{ code: number; err: string }> {
     let err = '';
-    const code = await main(args, {}, { out: () => undefined, err: (text) => void (err += text) });
+    const code = await main(
+      args,
+      {},
+      {
+        out: () => undefined,
+        err: (text) => {
+          err += text;
+        },
+      },
+    );
     return { code, err };
   }
 
@@ -675,7 +712,10 @@ describe('entity-gen init', () => {
       stderr: '',
     });
     const text = await readFile(join(WORK, 'schema.yaml'), 'utf8');
-    expect(text).toMatch(/^# An ENTITY schema for entity-gen/);
+    // The modeline first, so that editors with the YAML language server complete and check it.
+    expect(text).toMatch(
+      /^# yaml-language-server: \$schema=\.\/node_modules\/@entity-gen\/cli\/schemas\/entity-schema\.json\n# An ENTITY schema for entity-gen/,
+    );
     const generated = await cli('generate', 'schema.yaml');
     expect(generated.code, generated.stderr).toBe(0);
     await writeFile(join(WORK, 'schema.yaml'), '# mine\n');

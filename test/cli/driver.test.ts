@@ -51,8 +51,13 @@ describe('entity-gen generate --driver', () => {
       'better-sqlite3',
       'pg',
     ]);
-    // swagger-ui-dist's usage reporter is denied its install script in every service.
-    expect(manifest.allowScripts).toEqual({ '@scarf/scarf': false, 'better-sqlite3': true });
+    // swagger-ui-dist's usage reporter is denied its install script in every service; tsx's
+    // esbuild runs its own (it checks its binary), so npm install warns about no script.
+    expect(manifest.allowScripts).toEqual({
+      '@scarf/scarf': false,
+      'better-sqlite3': true,
+      esbuild: true,
+    });
   });
 
   it.each([
@@ -65,9 +70,13 @@ describe('entity-gen generate --driver', () => {
     for (const name of expected) expect(manifest.dependencies[name]).toMatch(/\S/);
     // better-sqlite3 has a native install script; it is allowed only where it is a dependency.
     if (expected.includes('better-sqlite3')) {
-      expect(manifest.allowScripts).toEqual({ '@scarf/scarf': false, 'better-sqlite3': true });
+      expect(manifest.allowScripts).toEqual({
+        '@scarf/scarf': false,
+        'better-sqlite3': true,
+        esbuild: true,
+      });
     } else {
-      expect(manifest.allowScripts).toEqual({ '@scarf/scarf': false });
+      expect(manifest.allowScripts).toEqual({ '@scarf/scarf': false, esbuild: true });
     }
     // The manifest remembers the choice for the next generation without options.
     const recorded = JSON.parse(

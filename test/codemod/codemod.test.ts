@@ -185,6 +185,80 @@ describe('user files follow the renames of a regeneration', { timeout: 60_000 },
     expect(check.stdout).toContain('src/lib/pricing.ts:4:26: ');
   });
 
+  it('type-checks a file the rename does not load: it names neither the field nor the entity', async () => {
+    // The renames load only the files that spell an old name; the type check looks at every
+    // user file. This one reaches the renamed field through another user file and a key built
+    // from parts, so it spells neither `price` nor `Product`, and breaks all the same.
+    const work = await prepare('field-rename');
+    const svc = join(work, 'svc');
+    const listed =
+      "import { sample } from './pricing.js';\n\n" +
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the user file's source holds a template literal type
+      "type Key = `pr${'ice'}`;\n" +
+      "export const listed = sample[('pr' + 'ice') as Key];\n";
+    await writeFile(join(svc, 'src', 'lib', 'listed.ts'), listed);
+    const generated = await cli(work, 'generate', 'schema.yaml', '-o', 'svc');
+    expect(generated.code, generated.stderr).toBe(0);
+    expect(generated.stdout).toContain('  src/lib/pricing.ts:7: price → cost\n');
+    expect(generated.stdout).not.toMatch(/^ {2}src\/lib\/listed\.ts:\d+: /m);
+    expect(await readFile(join(svc, 'src', 'lib', 'listed.ts'), 'utf8')).toBe(listed);
+    expect(generated.stdout).toContain('Your code does not compile against the generated code');
+    expect(generated.stdout).toMatch(/^src\/lib\/listed\.ts:4:\d+: .*'price'.*'ProductInput'/m);
+    const check = await cli(work, 'check', 'schema.yaml', '-o', 'svc');
+    expect(check.code).toBe(1);
+    expect(check.stdout).toMatch(/^src\/lib\/listed\.ts:4:\d+: .*'price'.*'ProductInput'/m);
+  });
+
+  it('--no-typecheck reports nothing about the user files', async () => {
+    const work = await prepare('field-rename');
+    const svc = join(work, 'svc');
+    const before = await userFiles(svc);
+    const options = ['schema.yaml', '-o', 'svc', '--no-codemod', '--no-typecheck'];
+    const generated = await cli(work, 'generate', ...options);
+    expect(generated.code, generated.stderr).toBe(0);
+    expect(generated.stdout).not.toContain('does not compile');
+    expect(await userFiles(svc)).toEqual(before);
+    const check = await cli(work, 'check', ...options);
+    expect(check.code, check.stdout).toBe(0);
+    expect(check.stdout).toBe('svc is up to date.\n');
+    // The same folder with the check on: the code that no longer compiles is reported.
+    expect((await cli(work, 'check', '-o', 'svc')).code).toBe(1);
+  });
+
+  it('replaces an unedited starter of a renamed entity by the new one; imports of it follow', async () => {
+    const work = await prepare('entity-rename');
+    const svc = join(work, 'svc');
+    // The starter the first generation wrote, not the case's own hooks file.
+    await rm(join(svc, 'src', 'hooks', 'product.ts'));
+    await writeFile(
+      join(work, 'schema.yaml'),
+      await readFile(join(CASES, 'entity-rename', 'before.yaml')),
+    );
+    await cli(work, 'generate', 'schema.yaml', '-o', 'svc');
+    const starter = await readFile(join(svc, 'src', 'hooks', 'product.ts'), 'utf8');
+    expect(starter).toContain('export const productHooks: EntityHooks<Product> = {');
+    await cp(join(CASES, 'entity-rename', 'after.yaml'), join(work, 'schema.yaml'));
+    const generated = await cli(work, 'generate', 'schema.yaml', '-o', 'svc');
+    expect(generated.code, generated.stderr).toBe(0);
+    expect(generated.stdout).toContain(
+      '  deleted  src/hooks/product.ts (unedited starter file of a removed entity)\n',
+    );
+    expect(generated.stdout).toContain(
+      "  src/audit.ts:1: './hooks/product.js' → './hooks/article.js'\n",
+    );
+    expect(generated.stdout).toContain('  src/audit.ts:4: productHooks → articleHooks\n');
+    expect(generated.stdout).not.toContain('does not compile');
+    expect(existsSync(join(svc, 'src', 'hooks', 'product.ts'))).toBe(false);
+    const hooks = await readFile(join(svc, 'src', 'hooks', 'article.ts'), 'utf8');
+    expect(hooks).toContain('export const articleHooks: EntityHooks<Article> = {');
+    expect(hooks).toContain('in front of /data/article');
+    expect(await readFile(join(svc, 'src', 'audit.ts'), 'utf8')).toContain(
+      "import { articleHooks } from './hooks/article.js';",
+    );
+    const check = await cli(work, 'check', 'schema.yaml', '-o', 'svc');
+    expect(check.code, check.stdout).toBe(0);
+  });
+
   it('reports an error caused by a removed field, and check passes once the code is fixed', async () => {
     const work = await prepare('field-rename');
     const svc = join(work, 'svc');

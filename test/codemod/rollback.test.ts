@@ -8,8 +8,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { planChanges } from '../../cli/plan/index.js';
-import { prepareGeneration, type GenerationRequest } from '../../cli/plan/prepare.js';
-import { applyChanges, type FileChanges } from '../../cli/write.js';
+import { prepareGeneration, type GenerationRequest } from '../../cli/run/prepare.js';
+import { applyChanges, type FileChanges } from '../../cli/run/write.js';
 import { OUTPUT } from '../helpers/generate.js';
 import { failing, snapshot } from '../helpers/write.js';
 

@@ -48,6 +48,13 @@
  *   inserted or deleted between pages.
  * - `count` uses the filters only.
  *
+ * Soft delete (`softDelete` tables, SPEC §13)
+ * - `delete` marks the row (version + 1, `updatedAt` = now, the deletion time and `by`) and
+ *   appends a `deleted` change with `soft`; `get`, `list` and `count` skip marked rows unless the
+ *   query asks for `deleted: 'include' | 'only'`; the key stays taken (`DuplicateKeyError`).
+ * - `getDeleted` reads a marked row with its mark; `restore` clears it (version + 1, a `restored`
+ *   change); `delete` with `mode: 'purge'` removes the row, marked or not (a `purged` change).
+ *
  * Change events (`changes`, SPEC §9)
  * - Each committed insert, update and delete appends its changes in its own transaction: one
  *   `created` per record of a list (in request order), one `updated`, a `deleted` (with the
@@ -91,6 +98,11 @@ export interface DriverContractOptions {
   readonly reopen?: () => Promise<StorageDriver>;
   /** Rows of the keyset-paging walk table (default 1000). */
   readonly pagingRows?: number;
+  /**
+   * Whether the driver reads by key synchronously and so has `getNow` (SQLite); a driver that
+   * does not (PostgreSQL) must leave `getNow` out, and the service reads with `get`. Default false.
+   */
+  readonly synchronousReads?: boolean;
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -189,12 +201,27 @@ export const PAGED: TableDescriptor = {
   ],
 };
 
+/** A table with `softDelete` (SPEC §13), keyed by two columns. */
+export const SOFT: TableDescriptor = {
+  entity: 'SOFT',
+  table: 'eg_contract_soft',
+  key: ['region', 'seq'],
+  columns: [
+    column('region', 'text', { required: true }),
+    column('seq', 'integer', { required: true }),
+    column('price', 'decimal', { indexed: true }),
+    column('active', 'boolean'),
+  ],
+  softDelete: true,
+};
+
 export const CONTRACT_TABLES: readonly TableDescriptor[] = [
   KINDS,
   COMPOSITE,
   INT_KEY,
   BOOL_KEY,
   PAGED,
+  SOFT,
 ];
 
 // ------------------------------------------------------------------------------------------------
@@ -671,12 +698,33 @@ export function describeDriverContract(
         expect(listed).toStrictEqual([got]);
       });
 
-      it('getNow, where a driver has it, answers what get answers, synchronously', async () => {
-        await driver.insert(KINDS, [full], 1000);
-        if (driver.getNow === undefined) return; // optional: only synchronous drivers have it
-        expect(driver.getNow(KINDS, ['full'])).toStrictEqual(await driver.get(KINDS, ['full']));
-        expect(driver.getNow(KINDS, ['absent'])).toBeUndefined();
-      });
+      if (options.synchronousReads === true) {
+        it('getNow answers what get answers, synchronously', async () => {
+          await driver.insert(KINDS, [full], 1000);
+          expect(driver.getNow).toBeTypeOf('function');
+          expect(driver.getNow!(KINDS, ['full'])).toStrictEqual(await driver.get(KINDS, ['full']));
+          expect(driver.getNow!(KINDS, ['absent'])).toBeUndefined();
+          // A write is visible to getNow as soon as it resolved.
+          await driver.insert(KINDS, [{ ...full, id: 'later' }], 2000);
+          expect(driver.getNow!(KINDS, ['later'])).toMatchObject({ version: 1, createdAt: 2000 });
+        });
+      } else {
+        it('has no getNow (reads are asynchronous): get answers the record, or undefined', async () => {
+          await driver.insert(KINDS, [full], 1000);
+          // The service's fast path reads with get when getNow is absent; a getNow that is
+          // present must answer, so an asynchronous driver must not have one at all.
+          expect(driver.getNow).toBeUndefined();
+          const pending = driver.get(KINDS, ['full']);
+          expect(pending).toBeInstanceOf(Promise);
+          expect(await pending).toStrictEqual({
+            record: full,
+            version: 1,
+            createdAt: 1000,
+            updatedAt: 1000,
+          });
+          await expect(driver.get(KINDS, ['absent'])).resolves.toBeUndefined();
+        });
+      }
 
       it('records list the fields in column order', async () => {
         const shuffled = Object.fromEntries(Object.entries(full).reverse());
@@ -1040,6 +1088,117 @@ export function describeDriverContract(
         ).toStrictEqual({
           flag: true,
           day: '2024-01-01',
+        });
+      });
+    });
+
+    // --------------------------------------------------------------------------------------------
+    describe('soft delete', () => {
+      const rows: StoredFields[] = [
+        { region: 'eu', seq: 1, price: '1.50', active: true },
+        { region: 'eu', seq: 2, price: '2.50' },
+        { region: 'us', seq: 1, price: '3.50', active: false },
+      ];
+      const keys = (list: readonly { record: StoredFields }[]) =>
+        list.map(({ record }) => `${String(record['region'])}~${String(record['seq'])}`);
+      beforeEach(async () => {
+        await driver.insert(SOFT, rows, 1000);
+      });
+
+      it('marks the record deleted: reads by key, lists and counts skip it, its key stays taken', async () => {
+        const first = await driver.changes!.bounds();
+        expect(await driver.delete(SOFT, ['eu', 2], undefined, 2000, { by: 'ann' })).toStrictEqual({
+          record: { region: 'eu', seq: 2, price: '2.50' },
+          version: 2,
+          createdAt: 1000,
+          updatedAt: 2000,
+        });
+        expect(await driver.get(SOFT, ['eu', 2])).toBeUndefined();
+        expect(await driver.getDeleted!(SOFT, ['eu', 2])).toStrictEqual({
+          record: { region: 'eu', seq: 2, price: '2.50' },
+          version: 2,
+          createdAt: 1000,
+          updatedAt: 2000,
+          deletedAt: 2000,
+          deletedBy: 'ann',
+        });
+        expect(await driver.getDeleted!(SOFT, ['eu', 1])).toBeUndefined();
+        expect(keys(await driver.list(SOFT, { filters: [], orderBy: [] }))).toEqual([
+          'eu~1',
+          'us~1',
+        ]);
+        const byPrice: FilterGroup[] = [
+          { anyOf: [{ path: ['price'], operator: 'GT', kind: 'decimal', value: '2' }] },
+        ];
+        expect(keys(await driver.list(SOFT, { filters: byPrice, orderBy: [] }))).toEqual(['us~1']);
+        expect(await driver.count(SOFT, { filters: [] })).toBe(2);
+        expect(
+          keys(await driver.list(SOFT, { filters: [], orderBy: [], deleted: 'only' })),
+        ).toEqual(['eu~2']);
+        expect(
+          keys(
+            await driver.list(SOFT, {
+              filters: byPrice,
+              orderBy: [{ column: 'price', descending: true }],
+              deleted: 'include',
+            }),
+          ),
+        ).toEqual(['us~1', 'eu~2']);
+        expect(await driver.count(SOFT, { filters: [], deleted: 'include' })).toBe(3);
+        // A second delete finds nothing; an insert of the key is a duplicate.
+        expect(await driver.delete(SOFT, ['eu', 2], undefined, 3000)).toBeUndefined();
+        await expect(driver.insert(SOFT, [{ region: 'eu', seq: 2 }], 3000)).rejects.toMatchObject({
+          index: 0,
+        });
+        // An update with the version read before the delete conflicts.
+        expect(await driver.update(SOFT, ['eu', 2], { region: 'eu', seq: 2 }, 1, 3000)).toEqual({
+          status: 'conflict',
+        });
+        const changes = await driver.changes!.read(first.last, 10);
+        expect(changes.map(({ op, soft, id }) => ({ op, soft, id }))).toEqual([
+          { op: 'deleted', soft: true, id: 'eu~2' },
+        ]);
+      });
+
+      it('restores a deleted record and purges live and deleted ones, each with its change', async () => {
+        await driver.delete(SOFT, ['eu', 2], undefined, 2000);
+        const first = await driver.changes!.bounds();
+        expect(await driver.restore!(SOFT, ['eu', 1], 3000)).toBeUndefined();
+        expect(await driver.restore!(SOFT, ['eu', 2], 3000)).toStrictEqual({
+          record: { region: 'eu', seq: 2, price: '2.50' },
+          version: 3,
+          createdAt: 1000,
+          updatedAt: 3000,
+        });
+        expect((await driver.get(SOFT, ['eu', 2]))?.version).toBe(3);
+        // Purge: a live record, then a deleted one (with expectedVersion).
+        expect(
+          (await driver.delete(SOFT, ['eu', 1], undefined, 4000, { mode: 'purge' }))?.version,
+        ).toBe(1);
+        await driver.delete(SOFT, ['us', 1], undefined, 4000);
+        expect(await driver.delete(SOFT, ['us', 1], 1, 5000, { mode: 'purge' })).toBeUndefined();
+        expect(
+          (await driver.delete(SOFT, ['us', 1], 2, 5000, { mode: 'purge' }))?.record,
+        ).toStrictEqual({
+          region: 'us',
+          seq: 1,
+          price: '3.50',
+          active: false,
+        });
+        expect(await driver.count(SOFT, { filters: [], deleted: 'include' })).toBe(1);
+        await driver.insert(SOFT, [{ region: 'us', seq: 1 }], 6000);
+        const changes = await driver.changes!.read(first.last, 10);
+        expect(changes.map(({ op, soft, id }) => ({ op, soft, id }))).toEqual([
+          { op: 'restored', soft: undefined, id: 'eu~2' },
+          { op: 'purged', soft: undefined, id: 'eu~1' },
+          { op: 'deleted', soft: true, id: 'us~1' },
+          { op: 'purged', soft: undefined, id: 'us~1' },
+          { op: 'created', soft: undefined, id: 'us~1' },
+        ]);
+        expect((await driver.activity())['SOFT']).toEqual({
+          lastCreate: 6000,
+          lastUpdate: 3000,
+          lastDelete: 5000,
         });
       });
     });

@@ -7,18 +7,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeWith, POSTGRES } from '../helpers/environment.js';
 import type { KeyValue, ListQuery, TableDescriptor } from '../../runtime/src/driver.js';
 import { PostgresDriver } from '../../runtime/src/postgres/index.js';
 import { INDEXED, PLAIN, record, ROWS } from './composite-index-fixture.js';
 
-const url = process.env['TEST_DATABASE_URL'];
-
-if (url === undefined || url === '') {
-  describe('PostgreSQL composite indexes', () => {
-    it.skip('skipped: TEST_DATABASE_URL is not set', () => {});
-  });
-} else {
+describeWith(POSTGRES, 'PostgreSQL composite indexes', (url) => {
   const schema = `eg_test_${process.pid}_${randomBytes(4).toString('hex')}_cidx`;
   const admin = async <T>(fn: (client: pg.Client) => Promise<T>): Promise<T> => {
     const client = new pg.Client({ connectionString: url });
@@ -154,4 +149,4 @@ if (url === undefined || url === '') {
     const plainPage = await driver.list(PLAIN, { ...query, after: cursor });
     expect(cursorPage.map((r) => r.record)).toEqual(plainPage.map((r) => r.record));
   });
-}
+});

@@ -11,6 +11,8 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describeWith, POSTGRES } from '../helpers/environment.js';
+import { withPgClient } from '../helpers/pg-client.js';
 import type { StorageDriver, TableDescriptor } from '../../runtime/src/driver.js';
 import {
   isDuplicateKeyError,
@@ -25,14 +27,7 @@ import {
 } from '../../runtime/src/postgres/index.js';
 import { describeDriverContract } from './contract.js';
 
-const url = process.env['TEST_DATABASE_URL'];
-
-if (url === undefined || url === '') {
-  console.warn('PostgreSQL suite skipped: TEST_DATABASE_URL is not set');
-  describe('PostgreSQL driver', () => {
-    it.skip('PostgreSQL suite skipped: TEST_DATABASE_URL is not set', () => {});
-  });
-} else {
+describeWith(POSTGRES, 'PostgreSQL driver', (url) => {
   const prefix = `eg_test_${process.pid}_${randomBytes(4).toString('hex')}`;
   const schemas: string[] = [];
   const newSchema = (): string => {
@@ -46,15 +41,7 @@ if (url === undefined || url === '') {
   ): PostgresDriver => new PostgresDriver({ url, env: {}, schema, poolMax: 4, ...options });
 
   /** A raw client for set-up and inspection. */
-  const admin = async <T>(fn: (client: pg.Client) => Promise<T>): Promise<T> => {
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
-      return await fn(client);
-    } finally {
-      await client.end();
-    }
-  };
+  const admin = <T>(fn: (client: pg.Client) => Promise<T>): Promise<T> => withPgClient(url, fn);
 
   afterAll(async () => {
     await admin(async (client) => {
@@ -142,6 +129,8 @@ if (url === undefined || url === '') {
         '_eg_activity',
         '_eg_event_seq',
         '_eg_events',
+        '_eg_history',
+        '_eg_pending',
         '_eg_secrets',
         'items',
       ]);
@@ -194,24 +183,21 @@ if (url === undefined || url === '') {
       expect(pg.types.getTypeParser(1082, 'text')('2024-01-01')).toBeInstanceOf(Date);
     });
 
-    it('inserts 10 000 records in one call quickly; a duplicate at the end inserts nothing', async () => {
+    // How fast: the benchmark's PostgreSQL bulk POST (bench/run.mjs, section pg); here only what
+    // happens.
+    it('inserts 10 000 records in one call; a duplicate at the end inserts nothing', async () => {
       const records = Array.from({ length: 10_000 }, (_, i) => ({
         id: `bulk-${String(i).padStart(5, '0')}`,
         qty: i,
         price: `${i}.25`,
         doc: { n: i, text: `quote ' double " back \\ ${i}` },
       }));
-      let started = Date.now();
       await driver.insert(ITEMS, records, 10);
-      const insertMs = Date.now() - started;
-      expect(insertMs).toBeLessThan(5000);
       expect((await driver.get(ITEMS, ['bulk-09999']))?.record).toStrictEqual(records[9999]);
 
       const again = records.map((r) => ({ ...r, id: `again-${r.id}` }));
       again.push({ ...records[123]! });
-      started = Date.now();
       const error = await driver.insert(ITEMS, again, 11).catch((e: unknown) => e);
-      expect(Date.now() - started).toBeLessThan(5000);
       expect(isDuplicateKeyError(error)).toBe(true);
       expect(error).toMatchObject({ table: 'items', index: 10_000 });
       expect(await driver.get(ITEMS, ['again-bulk-00000'])).toBeUndefined();
@@ -330,7 +316,7 @@ if (url === undefined || url === '') {
         await impatient.open([ITEMS]);
         await locker.query('BEGIN');
         await locker.query(`LOCK TABLE "${schema}"."items" IN ACCESS EXCLUSIVE MODE`);
-        const started = Date.now();
+        // The lock is held until after the answer: only the time budget can end the read.
         const error = await impatient.get(ITEMS, ['q1']).catch((e: unknown) => e);
         expect(isStorageUnavailableError(error), String(error)).toBe(false);
         expect(error).toMatchObject({
@@ -338,7 +324,6 @@ if (url === undefined || url === '') {
           reason:
             'The query took longer than its time budget (QUERY_TIMEOUT_MS) and was stopped; narrow the filters or page with a smaller limit',
         });
-        expect(Date.now() - started).toBeLessThan(3000);
         await locker.query('ROLLBACK');
         expect((await impatient.get(ITEMS, ['q1']))?.record['id']).toBe('q1');
       } finally {
@@ -364,8 +349,8 @@ if (url === undefined || url === '') {
             ).rows.length,
         );
         expect(terminated).toBeGreaterThan(0);
-        await new Promise((resolve) => setTimeout(resolve, 200));
-        expect(errors.length).toBeGreaterThan(0);
+        // The pool reports the broken idle connections when it hears of them: waited for, not slept.
+        await until('the broken idle connections reported', () => errors.length > 0, 20_000);
         await victim.ping();
         expect((await victim.get(ITEMS, ['q1']))?.record['id']).toBe('q1');
       } finally {
@@ -431,12 +416,15 @@ if (url === undefined || url === '') {
       const gaps: string[] = [];
       const reading = (async () => {
         for (;;) {
+          // Done only after an empty read that began once every write had returned: a read begun
+          // earlier may have missed the last change.
+          const done = !writing;
           const page = await feed.read(last, 500);
           for (const change of page) {
             if (change.seq !== last + 1) gaps.push(`${last} then ${change.seq}`);
             last = change.seq;
           }
-          if (!writing && page.length === 0) return;
+          if (done && page.length === 0) return;
         }
       })();
       try {
@@ -505,4 +493,4 @@ if (url === undefined || url === '') {
       }
     });
   });
-}
+});

@@ -2,6 +2,10 @@
  * The SQLite driver's readers: list and count queries of a file database run in worker threads,
  * so a slow one leaves the event loop free, and one over its time budget is stopped with a 503
  * while the next query runs on a fresh reader.
+ *
+ * A slow query is made slow by the test, not hoped for: a second file in rollback-journal mode
+ * whose exclusive lock the test holds, so that a reader's query waits (in SQLite's busy handler,
+ * off the main thread) until the test releases the lock — however fast the machine.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,14 +22,31 @@ const setup = new Database(file);
 setup.pragma('journal_mode = WAL');
 setup.exec('CREATE TABLE t (n INTEGER)');
 setup.prepare('INSERT INTO t VALUES (?)').run(42);
+
+/** A database in rollback-journal mode: readers cannot read while another connection writes. */
+const lockable = join(dir, 'lockable.db');
+const locker = new Database(lockable);
+locker.pragma('journal_mode = DELETE');
+locker.exec('CREATE TABLE t (n INTEGER)');
+locker.prepare('INSERT INTO t VALUES (?)').run(7);
+
 afterAll(() => {
+  if (locker.inTransaction) locker.exec('ROLLBACK');
+  locker.close();
   setup.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** A query that keeps SQLite busy for a second or two. */
-const SLOW =
-  'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 20000000) SELECT count(*) FROM c';
+/**
+ * Holds the exclusive lock of `lockable` until the returned function is called: meanwhile every
+ * reader's query of that file waits.
+ */
+function holdLock(): () => void {
+  locker.exec('BEGIN EXCLUSIVE');
+  return () => {
+    if (locker.inTransaction) locker.exec('COMMIT');
+  };
+}
 
 describe('SQLite readers', () => {
   it('run queries in a worker and answer rows or a value', async () => {
@@ -39,38 +60,52 @@ describe('SQLite readers', () => {
     }
   });
 
-  it('leave the event loop free while a slow query runs', async () => {
-    const pool = new ReadPool(file, 1000, 1, 60_000);
+  it('leave the event loop free while a query runs, and answer it once it can go on', async () => {
+    // The busy timeout is far longer than the test: only the release lets the query finish.
+    const pool = new ReadPool(lockable, 60_000, 1, 60_000);
+    const release = holdLock();
     try {
       const order: string[] = [];
-      const slow = pool.run(SLOW, [], 'value').then(
-        () => order.push('query'),
-        () => order.push('query'),
-      );
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      order.push('timer'); // a timer of the main thread fired while the query was running
-      await pool.close(); // ends the slow query
-      await slow;
-      expect(order).toEqual(['timer', 'query']);
+      const slow = pool.run('SELECT n FROM t', [], 'rows').then((rows) => {
+        order.push('query');
+        return rows;
+      });
+      // A timer of the main thread fires while the query cannot have finished.
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      order.push('timer');
+      // And the main thread's own SQLite work goes on.
+      expect(setup.prepare('SELECT n FROM t').pluck().get()).toBe(42);
+      order.push('main thread read');
+      release();
+      expect(await slow).toEqual([[7]]);
+      expect(order).toEqual(['timer', 'main thread read', 'query']);
     } finally {
+      release();
       await pool.close();
     }
   });
 
   it('stop a query over its budget with a 503, and serve the next one', async () => {
-    // The budget also covers starting the reader that replaces the stopped one (slower with
-    // coverage on a busy machine), so it is 500 ms: still well under the seconds SLOW takes.
-    const pool = new ReadPool(file, 1000, 1, 500);
+    // The query waits on the lock for as long as the test holds it: it always outlasts the budget.
+    const pool = new ReadPool(lockable, 60_000, 1, 500);
+    // The reader is started first (opening its connection waits on the lock too, and the budget
+    // does not count a reader's start).
+    expect(await pool.run('SELECT n FROM t', [], 'rows')).toEqual([[7]]);
+    const release = holdLock();
     try {
-      const error = await pool.run(SLOW, [], 'value').catch((caught: unknown) => caught);
+      const error = await pool
+        .run('SELECT n FROM t', [], 'value')
+        .catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(QueryTimeoutError);
       expect(error).toMatchObject({
         status: 503,
         reason:
           'The query took longer than 500 ms (QUERY_TIMEOUT_MS) and was stopped; narrow the filters or page with a smaller limit',
       });
-      expect(await pool.run('SELECT n FROM t', [], 'rows')).toEqual([[42]]);
+      release();
+      expect(await pool.run('SELECT n FROM t', [], 'rows')).toEqual([[7]]);
     } finally {
+      release();
       await pool.close();
     }
   });

@@ -28,7 +28,9 @@ afterAll(() => {
 // ------------------------------------------------------------------------------------------------
 // The contract, in memory and on a file
 
-describeDriverContract('sqlite :memory:', async () => new SqliteDriver({ filename: ':memory:' }));
+describeDriverContract('sqlite :memory:', async () => new SqliteDriver({ filename: ':memory:' }), {
+  synchronousReads: true,
+});
 
 let contractFile = '';
 describeDriverContract(
@@ -37,7 +39,7 @@ describeDriverContract(
     contractFile = freshFile();
     return new SqliteDriver({ filename: contractFile });
   },
-  { reopen: async () => new SqliteDriver({ filename: contractFile }) },
+  { reopen: async () => new SqliteDriver({ filename: contractFile }), synchronousReads: true },
 );
 
 // ------------------------------------------------------------------------------------------------
@@ -398,6 +400,126 @@ describe('sqlite driver specifics', () => {
   });
 
   describe('statements', () => {
+    it('a count stays exact when its filter grows past what the main connection counts', async () => {
+      const driver = track(await openSqlite({ filename: freshFile() }, [ITEMS]));
+      const make = (from: number, n: number): Record<string, unknown>[] =>
+        Array.from({ length: n }, (_, i) => ({ id: `c${from + i}`, qty: 1 }));
+      const filters = [
+        {
+          anyOf: [
+            { path: ['qty'], operator: 'EQUALS' as const, kind: 'integer' as const, value: 1 },
+          ],
+        },
+      ];
+      await driver.insert(ITEMS, make(0, 10), 1);
+      expect(await driver.count(ITEMS, { filters })).toBe(10);
+      expect(await driver.count(ITEMS, { filters })).toBe(10);
+      await driver.insert(ITEMS, make(10, 6_000), 2);
+      expect(await driver.count(ITEMS, { filters })).toBe(6_010);
+      expect(await driver.count(ITEMS, { filters })).toBe(6_010);
+      await driver.insert(ITEMS, [{ id: 'other', qty: 2 }], 3);
+      expect(await driver.count(ITEMS, { filters })).toBe(6_010);
+    });
+
+    it('getMany answers as get does, key by key, in the order asked, past one IN list', async () => {
+      const driver = track(await openSqlite('sqlite::memory:', [ITEMS]));
+      await driver.insert(
+        ITEMS,
+        Array.from({ length: 250 }, (_, i) => ({ id: `k${i}`, qty: i })),
+        1000,
+      );
+      const keys = Array.from({ length: 261 }, (_, i) => [`k${(i * 37) % 261}`]);
+      const one: unknown[] = [];
+      for (const key of keys) one.push(await driver.get(ITEMS, key));
+      const many = await driver.getMany(ITEMS, keys);
+      expect(many).toEqual(one);
+      expect(many.filter((found) => found === undefined)).toHaveLength(11);
+      expect(await driver.getMany(ITEMS, [])).toEqual([]);
+      expect(await driver.getMany(ITEMS, [['k7']])).toEqual([await driver.get(ITEMS, ['k7'])]);
+    });
+
+    it('updateMany: all records at their next versions with consecutive changes, or none', async () => {
+      const driver = track(await openSqlite('sqlite::memory:', [ITEMS]));
+      await driver.insert(
+        ITEMS,
+        [
+          { id: 'a', qty: 1, name: 'A', price: '1.50' },
+          { id: 'b', qty: 2, name: 'B' },
+          { id: 'c', qty: 3 },
+        ],
+        1000,
+      );
+      const [a, b] = await driver.getMany(ITEMS, [['a'], ['b'], ['nope']]);
+      expect(a?.record).toEqual({ id: 'a', qty: 1, name: 'A', price: '1.50' });
+      const last = (await driver.changes.bounds()).last;
+      // Only some columns differ from the rows read (`previous`), or are not known to (c).
+      expect(
+        await driver.updateMany(
+          ITEMS,
+          [
+            {
+              key: ['a'],
+              record: { id: 'a', qty: 1, price: '2' },
+              expectedVersion: 1,
+              previous: a!.record,
+            },
+            {
+              key: ['b'],
+              record: { id: 'b', qty: 5, name: 'B' },
+              expectedVersion: 1,
+              previous: b!.record,
+            },
+            { key: ['c'], record: { id: 'c', qty: 4, meta: { x: 1 } }, expectedVersion: 1 },
+          ],
+          2000,
+        ),
+      ).toEqual([2, 2, 2]);
+      expect(
+        (await driver.getMany(ITEMS, [['a'], ['b'], ['c']])).map((found) => found?.record),
+      ).toEqual([
+        { id: 'a', qty: 1, price: '2' },
+        { id: 'b', qty: 5, name: 'B' },
+        { id: 'c', qty: 4, meta: { x: 1 } },
+      ]);
+      expect((await driver.changes.read(last, 10)).map((c) => [c.seq - last, c.op, c.id])).toEqual([
+        [1, 'updated', 'a'],
+        [2, 'updated', 'b'],
+        [3, 'updated', 'c'],
+      ]);
+      // b is no longer at version 1: nothing is written, a included.
+      expect(
+        await driver.updateMany(
+          ITEMS,
+          [
+            { key: ['a'], record: { id: 'a', qty: 9 }, expectedVersion: 2 },
+            { key: ['b'], record: { id: 'b', qty: 9 }, expectedVersion: 1 },
+          ],
+          3000,
+        ),
+      ).toBeUndefined();
+      expect(await driver.get(ITEMS, ['a'])).toMatchObject({ version: 2, record: { qty: 1 } });
+      expect((await driver.changes.bounds()).last).toBe(last + 3);
+      // A rename (the key changes) is an update too: deleted under the old key, created under the new.
+      expect(
+        await driver.updateMany(
+          ITEMS,
+          [{ key: ['c'], record: { id: 'd', qty: 4 }, expectedVersion: 2 }],
+          4000,
+        ),
+      ).toEqual([3]);
+      expect(await driver.get(ITEMS, ['c'])).toBeUndefined();
+      expect((await driver.get(ITEMS, ['d']))?.record).toEqual({ id: 'd', qty: 4 });
+      // Renamed onto a key that exists: nothing is written.
+      expect(
+        await driver.updateMany(
+          ITEMS,
+          [{ key: ['d'], record: { id: 'a', qty: 4 }, expectedVersion: 3 }],
+          5000,
+        ),
+      ).toBeUndefined();
+      expect((await driver.get(ITEMS, ['d']))?.version).toBe(3);
+    });
+
     it('the list statement cache is bounded', async () => {
       const driver = track(await openSqlite('sqlite::memory:', [ITEMS]));
       for (let n = 1; n <= 260; n++) {
@@ -449,6 +571,10 @@ describe('sqlite driver specifics', () => {
         col('level', 'integer', { required: true, indexed: true }),
         col('amount', 'decimal', { indexed: true }),
         col('note', 'text'),
+        // 5 000 rows per value (the most a count on the main connection counts, COUNT_MAIN_ROWS)
+        // and 50 000.
+        col('bucket', 'integer', { indexed: true }),
+        col('half', 'integer', { indexed: true }),
       ],
     };
     const ROWS = 100_000;
@@ -459,6 +585,8 @@ describe('sqlite driver specifics', () => {
       level: i % 100,
       ...(i % 7 === 0 ? {} : { amount: (((i * 31) % 100_000) / 100).toFixed(2) }),
       note: `n${i}`,
+      bucket: i % 20,
+      half: i % 2,
     });
     let driver: SqliteDriver;
 
@@ -495,6 +623,43 @@ describe('sqlite driver specifics', () => {
           message,
         ).toBe(true);
     };
+
+    it.each<[string, [string, number | string][], number]>([
+      ['an indexed field, few matches', [['level', 5]], 1_000],
+      ["an indexed field, exactly the main connection's cap", [['bucket', 3]], 5_000],
+      ['an indexed field, more than the limit', [['half', 1]], 50_000],
+      ['the key', [['id', 'p000042']], 1],
+      ['an indexed decimal', [['amount', '310.00']], 1],
+      [
+        'two indexed fields, no index holds both',
+        [
+          ['level', 5],
+          ['half', 1],
+        ],
+        1_000,
+      ],
+      ['a field without an index', [['note', 'n77']], 1],
+      ['no match', [['level', 1_000]], 0],
+    ])('count with %s is exact', async (_label, equalities, expected) => {
+      const filters = equalities.map(([column, value]) => ({
+        anyOf: [
+          {
+            path: [column],
+            operator: 'EQUALS' as const,
+            kind: PLAN.columns.find((c) => c.name === column)!.kind,
+            value,
+          },
+        ],
+      }));
+      const matching = Array.from({ length: ROWS }, (_, i) => row(i)).filter((r) =>
+        equalities.every(([column, value]) => r[column] === value),
+      ).length;
+      expect(matching).toBe(expected);
+      // The first count of a filter runs in a reader, the next ones where its size says.
+      expect(await driver.count(PLAN, { filters })).toBe(expected);
+      expect(await driver.count(PLAN, { filters })).toBe(expected);
+      expect(await driver.count(PLAN, { filters })).toBe(expected);
+    });
 
     it.each<[string, string | undefined, boolean, number | undefined, boolean]>([
       // label, order column, descending, cursor row, expect an index range (SEARCH)

@@ -3,13 +3,12 @@
  * names a database, in a fresh schema that is dropped afterwards.
  */
 import { afterAll } from 'vitest';
+import { describeWith, POSTGRES } from '../helpers/environment.js';
 import { describeAccessSuite } from './suites/access.js';
-import { registerSkipped, TEST_DATABASE_URL, TestSchemas } from './suites/postgres.js';
+import { TestSchemas } from './suites/postgres.js';
 
-if (TEST_DATABASE_URL === undefined) {
-  registerSkipped('end-to-end access suite on PostgreSQL');
-} else {
-  const schemas = new TestSchemas(TEST_DATABASE_URL, 'e2e_access');
+describeWith(POSTGRES, 'end-to-end access suite on PostgreSQL', (url) => {
+  const schemas = new TestSchemas(url, 'e2e_access');
   afterAll(() => schemas.dropAll());
   describeAccessSuite('postgres', () => schemas.driver());
-}
+});

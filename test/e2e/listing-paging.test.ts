@@ -11,7 +11,11 @@ import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JsonResponse } from '../helpers/http.js';
 import type { BootedService } from '../helpers/service.js';
-import { bootListing, LISTING_CURSOR_SECRET, LISTING_DRIVERS } from '../helpers/listing.js';
+import {
+  bootListing,
+  LISTING_CURSOR_SECRET,
+  describeOnListingDrivers,
+} from '../helpers/listing.js';
 
 interface Line {
   order: string;
@@ -57,7 +61,7 @@ async function allIds(query = ''): Promise<string[]> {
   return (response.body.data as Line[]).map(idOf);
 }
 
-describe.each(LISTING_DRIVERS)('on %s', (driverName) => {
+describeOnListingDrivers((driverName) => {
   beforeAll(async () => {
     service = await bootListing(driverName, 'e2e-listing-paging');
     const rand = random(7);

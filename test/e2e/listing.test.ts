@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BootedService } from '../helpers/service.js';
-import { bootListing, LISTING_DRIVERS } from '../helpers/listing.js';
+import { bootListing, describeOnListingDrivers } from '../helpers/listing.js';
 
 let service: BootedService;
 
@@ -202,7 +202,7 @@ async function expect400(path: string, mention: string): Promise<string> {
   return reason;
 }
 
-describe.each(LISTING_DRIVERS)('on %s', (driverName) => {
+describeOnListingDrivers((driverName) => {
   beforeAll(async () => {
     service = await bootListing(driverName, 'e2e-listing');
     const post = async (entity: string, data: unknown): Promise<void> => {

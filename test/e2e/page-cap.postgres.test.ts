@@ -3,13 +3,12 @@
  * database, in a fresh schema that is dropped afterwards.
  */
 import { afterAll } from 'vitest';
+import { describeWith, POSTGRES } from '../helpers/environment.js';
 import { describePageCapSuite } from './suites/page-cap.js';
-import { registerSkipped, TEST_DATABASE_URL, TestSchemas } from './suites/postgres.js';
+import { TestSchemas } from './suites/postgres.js';
 
-if (TEST_DATABASE_URL === undefined) {
-  registerSkipped('page-cap suite on PostgreSQL');
-} else {
-  const schemas = new TestSchemas(TEST_DATABASE_URL, 'e2e_page_cap');
+describeWith(POSTGRES, 'page-cap suite on PostgreSQL', (url) => {
+  const schemas = new TestSchemas(url, 'e2e_page_cap');
   afterAll(() => schemas.dropAll());
   describePageCapSuite('postgres', () => schemas.driver());
-}
+});

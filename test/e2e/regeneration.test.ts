@@ -32,6 +32,7 @@ import { planMigrations } from '../../cli/migrate/index.js';
 import { tableDescriptor } from '../../cli/migrate/tables.js';
 import type { SchemaModel } from '../../cli/model/types.js';
 import type { JsonValue } from '../../cli/schema/types.js';
+import { describeWith, POSTGRES } from '../helpers/environment.js';
 import { OUTPUT, ROOT } from '../helpers/generate.js';
 import { serve, type JsonResponse, type TestServer } from '../helpers/http.js';
 import { loadGenerated } from '../helpers/service.js';
@@ -275,39 +276,42 @@ interface Target {
   readonly dialect: 'sqlite' | 'postgres';
 }
 
-const url = process.env['TEST_DATABASE_URL'];
+const url = POSTGRES.value;
 const pgSchemas: string[] = [];
 
-/** A fresh SQLite file and, when PostgreSQL is configured, a fresh schema, named by `tag`. */
+/**
+ * A fresh SQLite file and a fresh PostgreSQL schema, named by `tag` (the PostgreSQL groups are
+ * skipped, and say why, when `TEST_DATABASE_URL` is not set).
+ */
 function makeTargets(tag: string): Target[] {
   const file = join(OUTPUT, `regeneration-${tag}-data`, `service-${process.pid}.db`);
   rmSync(dirname(file), { recursive: true, force: true });
-  const made: Target[] = [
+  const schema = `eg_regen_${tag}_${process.pid}_${randomBytes(3).toString('hex')}`;
+  if (POSTGRES.missing === undefined) pgSchemas.push(schema);
+  return [
     {
       name: 'SQLite',
       databaseUrl: `sqlite:${file}`,
       driver: () => new SqliteDriver({ filename: file }),
       dialect: 'sqlite',
     },
-  ];
-  if (url !== undefined && url !== '') {
-    const schema = `eg_regen_${tag}_${process.pid}_${randomBytes(3).toString('hex')}`;
-    pgSchemas.push(schema);
-    made.push({
+    {
       name: 'PostgreSQL',
       databaseUrl: `${url}${url.includes('?') ? '&' : '?'}schema=${schema}`,
       driver: () => new PostgresDriver({ url, env: {}, schema, poolMax: 2 }),
       dialect: 'postgres',
-    });
-  }
-  return made;
+    },
+  ];
 }
+
+/** `describe` for a target: the PostgreSQL groups are skipped without `TEST_DATABASE_URL`. */
+const describeOn = (target: Target, title: string, factory: () => void): void => {
+  if (target.dialect === 'postgres') describeWith(POSTGRES, title, factory);
+  else describe(title, factory);
+};
 
 const targets = makeTargets('api');
 const cliTargets = makeTargets('cli');
-if (url === undefined || url === '') {
-  console.warn('PostgreSQL regeneration skipped: TEST_DATABASE_URL is not set');
-}
 
 afterAll(async () => {
   if (pgSchemas.length === 0) return;
@@ -324,7 +328,7 @@ afterAll(async () => {
 const snapshotOf = (model: SchemaModel): JsonValue[] => model.entities.map((e) => e.document);
 
 for (const target of targets) {
-  describe(`regeneration on ${target.name}`, () => {
+  describeOn(target, `regeneration on ${target.name}`, () => {
     const base = join(OUTPUT, 'regeneration', target.dialect);
     /** Every migration file written so far: the service folder keeps them all. */
     const migrations = new Map<string, string>();
@@ -344,10 +348,8 @@ for (const target of targets) {
         });
         expect(generated.diagnostics.map(formatDiagnostic), label).toEqual([]);
         // Positioned, as generate() builds it again when the migrations planner has a problem.
-        const model = buildModel(
-          { sources: [{ file: schemaFile, text: step.schema }] },
-          'exact',
-        ).model!;
+        const model = buildModel({ sources: [{ file: schemaFile, text: step.schema }] }, 'exact')
+          .model!;
         const plan = planMigrations(
           previous === undefined ? undefined : snapshotOf(previous),
           model,
@@ -484,15 +486,19 @@ async function runCli(
     args,
     {},
     {
-      out: (text) => void (out += text),
-      err: (text) => void (err += text),
+      out: (text) => {
+        out += text;
+      },
+      err: (text) => {
+        err += text;
+      },
     },
   );
   return { code, out, err };
 }
 
 for (const target of cliTargets) {
-  describe(`regeneration through the CLI on ${target.name}`, () => {
+  describeOn(target, `regeneration through the CLI on ${target.name}`, () => {
     it(`walks the ${STEPS.length} steps on ONE service folder that holds a user hook`, async () => {
       const work = join(OUTPUT, 'regeneration-cli', target.dialect);
       await rm(work, { recursive: true, force: true });
@@ -534,14 +540,12 @@ for (const target of cliTargets) {
         if (renamedEntity)
           expect(hooksText, label).toContain('export const clientHooks: EntityHooks<Client>');
         if (!step.schema.includes('name: PRODUCT') && index > 1) {
-          // Its hooks file is yours, so it stays, imports types that are gone, and is reported;
-          // the user deletes it, as the note says.
+          // Its hooks file went with it if nobody had edited it; an edited one stays, with a note
+          // (not the compiler's error about the types that are gone); the user deletes it.
           const orphan = 'src/hooks/product.ts';
           if (existsSync(join(out, orphan))) {
             expect(generated.out, label).toContain(`note: ${orphan} belongs to no entity`);
-            expect(generated.out, label).toMatch(
-              /src\/hooks\/product\.ts:\d+:\d+: Cannot find module '\.\.\/entities\/product\/types\.js'/,
-            );
+            expect(generated.out, label).not.toMatch(/src\/hooks\/product\.ts:\d+:\d+: /);
             await rm(join(out, orphan));
           }
         }

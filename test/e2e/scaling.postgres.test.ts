@@ -7,20 +7,17 @@
  * Runs when `TEST_DATABASE_URL` names a database; the schema is dropped afterwards.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describeWith, POSTGRES } from '../helpers/environment.js';
 import {
   buildFixtureService,
   startServiceProcess,
   waitFor,
   type ServiceProcess,
 } from '../helpers/built-service.js';
-import { productInput } from './suites/crud.js';
-import { registerSkipped, TEST_DATABASE_URL, TestSchemas, withSchema } from './suites/postgres.js';
+import { createProductCategory, productInput } from './suites/crud.js';
+import { TestSchemas, withSchema } from './suites/postgres.js';
 
-if (TEST_DATABASE_URL === undefined) {
-  registerSkipped('two service instances on one PostgreSQL');
-} else {
-  const databaseUrl = TEST_DATABASE_URL;
-
+describeWith(POSTGRES, 'two service instances on one PostgreSQL', (databaseUrl) => {
   describe('two service instances on one PostgreSQL', () => {
     const schemas = new TestSchemas(databaseUrl, 'e2e_scaling');
     const instances: ServiceProcess[] = [];
@@ -44,6 +41,7 @@ if (TEST_DATABASE_URL === undefined) {
           20_000,
         );
       }
+      await createProductCategory(a);
     }, 180_000);
 
     afterAll(async () => {
@@ -163,4 +161,4 @@ if (TEST_DATABASE_URL === undefined) {
       expect((await b.request('GET', '/data/product/nul-0')).status).toBe(404);
     });
   });
-}
+});

@@ -1,11 +1,7 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fixtureNamed, generateFixtureInto, ROOT } from '../helpers/generate.js';
-
-const exec = promisify(execFile);
+import { buildFixtureService } from '../helpers/built-service.js';
 
 /** A free TCP port on loopback. */
 async function freePort(): Promise<number> {
@@ -68,12 +64,8 @@ async function stop(started: Started): Promise<number | null> {
 describe('the built service as users run it (npm run build && npm start)', () => {
   let dir: string;
   beforeAll(async () => {
-    dir = await generateFixtureInto(fixtureNamed('shop'), 'server-shop');
-    await exec(
-      process.execPath,
-      [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'],
-      { cwd: dir },
-    );
+    // Generated, then compiled by tsc (once per run and content: see buildFixtureService).
+    dir = await buildFixtureService('shop', 'server-shop');
   }, 120_000);
   let running: Started | undefined;
   afterAll(() => {

@@ -3,13 +3,12 @@
  * `TEST_DATABASE_URL` names a database, in a fresh schema that is dropped afterwards.
  */
 import { afterAll } from 'vitest';
+import { describeWith, POSTGRES } from '../helpers/environment.js';
 import { describeSingleRecordSuite } from './suites/single-record.js';
-import { registerSkipped, TEST_DATABASE_URL, TestSchemas } from './suites/postgres.js';
+import { TestSchemas } from './suites/postgres.js';
 
-if (TEST_DATABASE_URL === undefined) {
-  registerSkipped('end-to-end single-record suite on PostgreSQL');
-} else {
-  const schemas = new TestSchemas(TEST_DATABASE_URL, 'e2e_single');
+describeWith(POSTGRES, 'end-to-end single-record suite on PostgreSQL', (url) => {
+  const schemas = new TestSchemas(url, 'e2e_single');
   afterAll(() => schemas.dropAll());
   describeSingleRecordSuite('postgres', () => schemas.driver());
-}
+});

@@ -11,7 +11,7 @@ import {
   planFixtureFromScratch,
   ROOT,
 } from '../helpers/generate.js';
-import { generate } from '../../cli/generate/index.js';
+import { CACHE_PATH, generate } from '../../cli/generate/index.js';
 import { MANIFEST_PATH, parseManifest } from '../../cli/manifest/index.js';
 import { planChanges } from '../../cli/plan/index.js';
 
@@ -45,8 +45,12 @@ describe.each(FIXTURES)('golden output of fixture $name', (fixture) => {
 
   it('matches the committed golden files exactly (no missing or extra file)', async () => {
     // What `generate` writes into an empty folder: generated files, the user's starter files and
-    // the manifest.
-    const files = planChanges(await planFixtureFromScratch(fixture)).writes;
+    // the manifest — and the generator's cache, which git ignores (under node_modules/) and the
+    // golden files leave out.
+    const writes = planChanges(await planFixtureFromScratch(fixture)).writes;
+    expect(writes.filter((file) => file.path === CACHE_PATH)).toHaveLength(1);
+    expect(CACHE_PATH.startsWith('node_modules/')).toBe(true);
+    const files = writes.filter((file) => file.path !== CACHE_PATH);
     if (UPDATE) {
       await rm(goldenDir, { recursive: true, force: true });
       for (const file of files) {

@@ -75,7 +75,7 @@ function commentedRoutes(file: string, text: string): { routes: Route[]; problem
     }
     const [, method, path, summary] = comment as unknown as [string, string, string, string];
     const record = path.split('/').length > 3;
-    if (method !== call[1]!.toUpperCase() || (call[2] === '/*id') !== record)
+    if (method !== call[1]!.toUpperCase() || (call[2] !== '/') !== record)
       problems.push(
         `${file}:${index}: "${method} ${path}" describes router.${call[1]}('${call[2]}')`,
       );
@@ -113,8 +113,20 @@ describe.each(FIXTURES)('README and routes.ts of fixture $name', (fixture) => {
       const collection = `/data/${entity}`;
       // The README writes `{id}` for a record, or the single record's fixed id.
       const record = `${collection}/${routes.definition.singleRecordId ?? '{id}'}`;
+      // An entity with softDelete restores at `<record>/restore` (POST).
+      const restore =
+        routes.definition.table.softDelete === true
+          ? [{ method: 'POST', path: `${record}/restore` }]
+          : [];
+      // An entity with history lists the versions of a record at `<record>/history` (GET).
+      const history =
+        routes.definition.table.history === true
+          ? [{ method: 'GET', path: `${record}/history` }]
+          : [];
       const candidates = [
         ...[collection, record].flatMap((path) => METHODS.map((method) => ({ method, path }))),
+        ...restore,
+        ...history,
         { method: 'GET', path: `/entity/${entity}/recordCounts` },
       ];
       for (const candidate of candidates) {

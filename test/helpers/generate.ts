@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { generate, type GenerateResult, type GeneratedFile } from '../../cli/generate/index.js';
 import { EMPTY_OUTPUT, planChanges, planOutput, type Plan } from '../../cli/plan/index.js';
 import type { SchemaSource } from '../../cli/schema/types.js';
-import { applyChanges } from '../../cli/write.js';
+import { applyChanges } from '../../cli/run/write.js';
 
 /** The repository root. */
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -33,6 +33,18 @@ export const FIXTURES: readonly Fixture[] = [
   { name: 'composite-key', schemas: ['fixtures/composite-key/schema.json'] },
   { name: 'integer-key', schemas: ['fixtures/integer-key/schema.yaml'] },
   { name: 'gemini', schemas: ['fixtures/gemini/schema.json'] },
+  // Gemini's test schema with a REST configuration shaped like a Gemini application's.
+  {
+    name: 'gemini-rest',
+    schemas: ['fixtures/gemini/schema.json'],
+    restConfig: 'fixtures/gemini/restconfig.yaml',
+  },
+  // Entities left one method or none by their REST configuration.
+  {
+    name: 'rest-edges',
+    schemas: ['fixtures/rest-edges/schema.yaml'],
+    restConfig: 'fixtures/rest-edges/restconfig.yaml',
+  },
   { name: 'listing', schemas: ['fixtures/listing/schema.yaml'] },
   // Entity and field names that clash with the names generated code uses.
   { name: 'names', schemas: ['fixtures/names/schema.yaml'] },
@@ -41,6 +53,14 @@ export const FIXTURES: readonly Fixture[] = [
     schemas: ['fixtures/access/schema.yaml'],
     access: 'fixtures/access/access.yaml',
   },
+  // References that keep their integrity: every onDelete rule, scalar, ARRAY and in a key.
+  { name: 'references', schemas: ['fixtures/references/schema.yaml'] },
+  // Field constraints: every kind, top-level, nested and on array elements.
+  { name: 'constraints', schemas: ['fixtures/constraints/schema.yaml'] },
+  // Soft delete: entities that keep deleted records, with references between them.
+  { name: 'soft-delete', schemas: ['fixtures/soft-delete/schema.yaml'] },
+  // Unique fields and combinations.
+  { name: 'field-rules', schemas: ['fixtures/field-rules/schema.yaml'] },
 ];
 
 /** Reads a fixture's schema files as the CLI would, with names relative to the repository. */

@@ -5,8 +5,7 @@ import type { AddressInfo } from 'node:net';
 export interface JsonResponse {
   readonly status: number;
   readonly headers: Headers;
-  // Response bodies are whatever the service sent; tests narrow them with expect().
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // biome-ignore lint/suspicious/noExplicitAny: a response body is whatever the service sent; tests narrow it with expect()
   readonly body: any;
   readonly text: string;
 }
@@ -44,7 +43,7 @@ export async function serve(callback: Parameters<typeof createServer>[1]): Promi
         ...(body === undefined ? {} : { body }),
       });
       const text = await response.text();
-      let parsed: unknown = undefined;
+      let parsed: unknown;
       if (text !== '') {
         try {
           parsed = JSON.parse(text);

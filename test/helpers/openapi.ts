@@ -72,7 +72,7 @@ export function responseChecker(document: Json): ResponseCheck {
       const name = target.slice('#/components/responses/'.length);
       const found = responses[name];
       if (!isObject(found)) throw new Error(`the document has no response ${name}`);
-      return { response: found, pointer: `/components/responses/${escape(name)}` };
+      return { response: found, pointer: `/components/responses/${pointerSegment(name)}` };
     }
     return { response, pointer };
   };
@@ -104,7 +104,7 @@ export function responseChecker(document: Json): ResponseCheck {
         problems.push(`${where}: undocumented, and not one of ${allowed.join(', ')}`);
       documented = resolve({ $ref: '#/components/responses/Error' }, '');
     } else {
-      const operationPointer = `/paths/${escape(match.template)}/${verb}`;
+      const operationPointer = `/paths/${pointerSegment(match.template)}/${verb}`;
       const statuses = isObject(operation['responses']) ? operation['responses'] : {};
       const status = String(response.status);
       const entry = statuses[status] ?? statuses['default'];
@@ -133,7 +133,7 @@ export function responseChecker(document: Json): ResponseCheck {
     if (type !== 'application/json') return problems;
     const schema = isObject(content[type]) ? content[type]['schema'] : undefined;
     if (schema === undefined) return problems;
-    const validate = validatorAt(`${documented.pointer}/content/${escape(type)}/schema`);
+    const validate = validatorAt(`${documented.pointer}/content/${pointerSegment(type)}/schema`);
     if (!validate(response.body)) {
       problems.push(
         `${where}: body does not match the document: ${ajv.errorsText(validate.errors, { dataVar: 'body' })}\n${response.text.slice(0, 500)}`,
@@ -144,6 +144,6 @@ export function responseChecker(document: Json): ResponseCheck {
 }
 
 /** A JSON pointer segment. */
-function escape(segment: string): string {
+function pointerSegment(segment: string): string {
   return segment.replace(/~/g, '~0').replace(/\//g, '~1');
 }

@@ -143,6 +143,36 @@ export class PrivatePostgres {
     return instance;
   }
 
+  /**
+   * A streaming replica of the running `primary`: `pg_basebackup -R` into a fresh temporary
+   * directory, on its own port; not started yet. The primary's default `pg_hba.conf` (initdb with
+   * trust) lets replication connections from 127.0.0.1 in.
+   */
+  static async replicaOf(
+    env: PostgresEnvironment,
+    primary: PrivatePostgres,
+    prefix = 'eg-pg-replica-',
+  ): Promise<PrivatePostgres> {
+    const dir = mkdtempSync(join(tmpdir(), prefix));
+    if (env.owner !== undefined) chownSync(dir, env.owner.uid, env.owner.gid);
+    const instance = new PrivatePostgres(env, dir, await freePort());
+    instance.run('pg_basebackup', [
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(primary.port),
+      '-U',
+      'postgres',
+      '-D',
+      instance.dataDir,
+      '-R',
+      '-X',
+      'stream',
+      '--no-sync',
+    ]);
+    return instance;
+  }
+
   private run(
     tool: string,
     args: readonly string[],
@@ -169,8 +199,11 @@ export class PrivatePostgres {
     return result;
   }
 
-  /** Starts the server and waits (at most 60 s) until it accepts connections. */
-  start(): void {
+  /**
+   * Starts the server and waits (at most 60 s) until it accepts connections. `settings`: more
+   * `-c name=value` options (e.g. `-c max_connections=100`), after the defaults.
+   */
+  start(settings = ''): void {
     this.run('pg_ctl', [
       '-D',
       this.dataDir,
@@ -180,7 +213,7 @@ export class PrivatePostgres {
       '-t',
       '60',
       '-o',
-      `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=20`,
+      `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=20 ${settings}`.trim(),
       'start',
     ]);
   }

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type {
@@ -10,7 +11,7 @@ import type {
 } from '@entity-gen/runtime';
 import { createLogger, EventHub } from '@entity-gen/runtime';
 import { SqliteDriver } from '@entity-gen/runtime/sqlite';
-import { fixtureNamed, generateFixtureInto } from './generate.js';
+import { fixtureNamed, generateFixtureInto, type Fixture } from './generate.js';
 import { serve, type TestServer } from './http.js';
 import { responseChecker } from './openapi.js';
 
@@ -42,9 +43,12 @@ export async function loadGenerated(dir: string): Promise<GeneratedModules> {
   return { createApp: app.createApp, tables: service.tables };
 }
 
-/** Generates a fixture, opens `driver` (SQLite in memory by default) and serves the app. */
+/**
+ * Generates a fixture (one of `FIXTURES` by name, or any schema files), opens `driver` (SQLite in
+ * memory by default) and serves the app.
+ */
 export async function bootFixture(
-  fixture: string,
+  named: string | Fixture,
   options: {
     driver?: StorageDriver;
     folder?: string;
@@ -56,9 +60,14 @@ export async function bootFixture(
     events?: Partial<EventSettings>;
     /** Open the driver with change events off (`EVENTS=off`). */
     eventsOff?: boolean;
+    /** Files written into the service after it is generated (a hooks file), by relative path. */
+    files?: Readonly<Record<string, string>>;
   } = {},
 ): Promise<BootedService> {
-  const dir = await generateFixtureInto(fixtureNamed(fixture), options.folder ?? `e2e-${fixture}`);
+  const fixture = typeof named === 'string' ? fixtureNamed(named) : named;
+  const dir = await generateFixtureInto(fixture, options.folder ?? `e2e-${fixture.name}`);
+  for (const [path, text] of Object.entries(options.files ?? {}))
+    await writeFile(join(dir, path), text);
   const { createApp, tables } = await loadGenerated(dir);
   const driver = options.driver ?? new SqliteDriver({ filename: ':memory:' });
   await driver.open(tables, options.eventsOff === true ? { events: false } : {});

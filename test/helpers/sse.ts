@@ -132,8 +132,7 @@ export class SseStream {
     try {
       for await (const chunk of body) {
         buffer += decoder.decode(chunk, { stream: true });
-        let newline: number;
-        while ((newline = buffer.indexOf('\n')) !== -1) {
+        for (let newline = buffer.indexOf('\n'); newline !== -1; newline = buffer.indexOf('\n')) {
           const line = buffer.slice(0, newline).replace(/\r$/, '');
           buffer = buffer.slice(newline + 1);
           text += `${line}\n`;

@@ -1,6 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { NODE_FS, type WriteFileSystem } from '../../cli/write.js';
+import { NODE_FS, type WriteFileSystem } from '../../cli/run/write.js';
 
 /** Every file and folder under `dir` with its contents, so any change shows up. */
 export async function snapshot(dir: string): Promise<Record<string, string>> {

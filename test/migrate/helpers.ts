@@ -53,5 +53,5 @@ export function entity(
 
 /** Several entities as one multi-document YAML text. */
 export function schema(...entities: readonly string[]): string {
-  return entities.join('\n---\n') + '\n';
+  return `${entities.join('\n---\n')}\n`;
 }

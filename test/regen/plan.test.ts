@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { generate, type GeneratedFile, type PreviousOutput } from '../../cli/generate/index.js';
+import {
+  CACHE_PATH,
+  generate,
+  type GeneratedFile,
+  type PreviousOutput,
+} from '../../cli/generate/index.js';
 import {
   contentHash,
   type Invocation,
@@ -8,7 +13,7 @@ import {
   renderManifest,
 } from '../../cli/manifest/index.js';
 import type { ServiceModel } from '../../cli/model/types.js';
-import type { MigrationStep } from '../../cli/plan/migrations.js';
+import type { MigrationStep } from '../../cli/migrate/plan.js';
 import type { SchemaRename } from '../../cli/migrate/index.js';
 import {
   EMPTY_OUTPUT,
@@ -120,11 +125,16 @@ function written(generation: Generated): Map<string, string> {
   return files;
 }
 
-/** A snapshot of a folder given as path → contents (the manifest taken from its entry). */
+/**
+ * A snapshot of a folder given as path → contents (the manifest and the generator's cache taken
+ * from their entries).
+ */
 function snapshotOf(folder: ReadonlyMap<string, string>): OutputSnapshot {
   const files = new Map(folder);
   const manifest = files.get(MANIFEST_PATH);
+  const cache = files.get(CACHE_PATH);
   files.delete(MANIFEST_PATH);
+  files.delete(CACHE_PATH);
   const names = (dir: string): string[] =>
     [...files.keys()]
       .filter((path) => path.startsWith(`${dir}/`) && !path.slice(dir.length + 1).includes('/'))
@@ -132,6 +142,7 @@ function snapshotOf(folder: ReadonlyMap<string, string>): OutputSnapshot {
       .sort();
   return {
     manifest,
+    ...(cache === undefined ? {} : { cache }),
     files,
     migrationFiles: names('migrations'),
     hooksFiles: names('src/hooks').map((name) => `src/hooks/${name}`),
@@ -180,14 +191,7 @@ describe('planOutput', () => {
     const generation = await generatedOver(undefined, { invocation }, WIDGET);
     const text = written(generation).get(MANIFEST_PATH) ?? '';
     const parsed = JSON.parse(text) as Record<string, unknown>;
-    expect(Object.keys(parsed)).toEqual([
-      'format',
-      'invocation',
-      'schemaHash',
-      'schema',
-      'files',
-      'emitted',
-    ]);
+    expect(Object.keys(parsed)).toEqual(['format', 'invocation', 'schemaHash', 'schema', 'files']);
     expect(parsed['invocation']).toEqual(invocation);
     const old = JSON.stringify({ ...parsed, invocation: undefined, generator: '0.0.1' });
     const plan = planOutput(generation, { ...EMPTY_OUTPUT, manifest: old }, OPTIONS);
@@ -199,7 +203,7 @@ describe('planOutput', () => {
     const text = written(generation).get(MANIFEST_PATH) ?? '';
     expect(text.endsWith('}\n')).toBe(true);
     const parsed = JSON.parse(text) as Record<string, unknown>;
-    expect(Object.keys(parsed)).toEqual(['format', 'schemaHash', 'schema', 'files', 'emitted']);
+    expect(Object.keys(parsed)).toEqual(['format', 'schemaHash', 'schema', 'files']);
     expect(parsed['format']).toBe(1);
     // No generator version: a newer entity-gen writing the same files changes nothing.
     expect(parsed['generator']).toBeUndefined();
@@ -225,6 +229,20 @@ describe('planOutput', () => {
     expect(actions(plan, 'keep')).toEqual(['.gitignore', 'src/hooks/thing.ts', 'src/server.ts']);
   });
 
+  it('writes the generator cache when it is missing, and nothing else; it counts as no change', async () => {
+    const folder = written(await generated(THING));
+    expect(folder.has(CACHE_PATH)).toBe(true);
+    const cache = folder.get(CACHE_PATH);
+    folder.delete(CACHE_PATH);
+    const plan = await planFor(folder, {}, THING);
+    expect(isUpToDate(plan)).toBe(true);
+    expect(plan.files.map((file) => file.path)).not.toContain(CACHE_PATH);
+    expect(planChanges(plan)).toEqual({
+      writes: [{ path: CACHE_PATH, contents: cache }],
+      deletes: [],
+    });
+  });
+
   it.each([
     ['a changed schema updates the generated files it concerns', 'update'],
     ['an unedited file that the user deleted is created again', 'create'],
@@ -237,7 +255,7 @@ describe('planOutput', () => {
     expect(actionOf(plan, MANIFEST_PATH)).toBe('update');
   });
 
-  it('deletes the stale files of a renamed entity but keeps its hooks file, with a note', async () => {
+  it('deletes the stale files of a removed entity, and its hooks file when nobody edited it', async () => {
     const before = written(await generated(THING));
     const plan = await planFor(before, {}, THING.replace('THING', 'GADGET'));
     expect(actions(plan, 'delete')).toEqual([
@@ -245,10 +263,25 @@ describe('planOutput', () => {
       'src/entities/thing/definition.ts',
       'src/entities/thing/routes.ts',
       'src/entities/thing/types.ts',
+      'src/hooks/thing.ts',
     ]);
+    expect(plan.files.find((file) => file.path === 'src/hooks/thing.ts')).toMatchObject({
+      owner: 'user',
+      reason: 'unedited starter file of a removed entity',
+    });
     expect(actionOf(plan, 'src/hooks/gadget.ts')).toBe('create');
+    expect(plan.notes.join('\n')).not.toMatch(/src\/hooks\/thing\.ts/);
+    expect(planChanges(plan).deletes).toContain('src/hooks/thing.ts');
+  });
+
+  it('keeps the edited hooks file of a removed entity, with a note saying what to do', async () => {
+    const before = written(await generated(THING));
+    before.set('src/hooks/thing.ts', `${before.get('src/hooks/thing.ts')}// my code\n`);
+    const plan = await planFor(before, {}, THING.replace('THING', 'GADGET'));
     expect(actionOf(plan, 'src/hooks/thing.ts')).toBeUndefined();
-    expect(plan.notes.join('\n')).toMatch(/src\/hooks\/thing\.ts belongs to no entity/);
+    expect(plan.notes.join('\n')).toMatch(
+      /src\/hooks\/thing\.ts belongs to no entity .* edited, so it was left in place\. While it imports the types of the entity that is gone, the service does not build/,
+    );
     expect(planChanges(plan).deletes).not.toContain('src/hooks/thing.ts');
   });
 

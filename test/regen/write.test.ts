@@ -1,7 +1,7 @@
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { applyChanges, type FileChanges } from '../../cli/write.js';
+import { applyChanges, type FileChanges } from '../../cli/run/write.js';
 import { OUTPUT } from '../helpers/generate.js';
 import { failing, snapshot } from '../helpers/write.js';
 

@@ -175,11 +175,17 @@ async function json(method, url, body) {
   return { status: response.status, body: await response.json() };
 }
 
-/** The environment of every child: no npm_* variables of an outer `npm run`, our user config. */
+/**
+ * The environment of every child: no npm_* variables of an outer `npm run`, our user config. One
+ * stays: `npm_config_nodedir`, the Node.js headers that native modules (better-sqlite3) compile
+ * against, when set; it outranks the user config's `nodedir`, which may be another Node's (CI runs
+ * this rehearsal on Node 22 and 24 with that version's headers).
+ */
 function childEnv(userconfig) {
   const env = {};
   for (const [key, value] of Object.entries(process.env)) {
-    if (!key.toLowerCase().startsWith('npm_')) env[key] = value;
+    const name = key.toLowerCase();
+    if (!name.startsWith('npm_') || name === 'npm_config_nodedir') env[key] = value;
   }
   env.npm_config_userconfig = userconfig;
   env.npm_config_update_notifier = 'false';

@@ -45,7 +45,7 @@ function loadCase(name: string): { text: string; configCount: number } {
   const source = { file, text: readFileSync(path.join(dir, file), 'utf8') };
   const { configs, diagnostics } = loadRestConfig(source, model);
   return {
-    text: diagnostics.map(formatDiagnostic).join('\n') + '\n',
+    text: `${diagnostics.map(formatDiagnostic).join('\n')}\n`,
     configCount: configs.size,
   };
 }

@@ -623,7 +623,10 @@ describe('refConverter (ENTITY_REF)', () => {
     'ENTITY_REF',
     refConverter(toText),
     [['a string id', { given: 'a~b', want: 'a~b' }]],
-    [['a number', { given: 42 }]],
+    [
+      ['a number', { given: 42 }],
+      ['an empty string, which names no record', { given: '' }],
+    ],
   );
   table(
     'ENTITY_REF',

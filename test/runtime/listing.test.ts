@@ -373,8 +373,7 @@ async function run(
   querystring: string,
   rows: StoredRecord[],
   restConfig: RestConfig = ALL,
-  // The response body is whatever the handler set; tests narrow it with expect().
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // biome-ignore lint/suspicious/noExplicitAny: the response body is whatever the handler set; tests narrow it with expect()
 ): Promise<{ body: any; queries: (ListQuery | CountQuery)[] }> {
   const { driver, queries } = fakeDriver(rows);
   const ctx = { querystring, body: undefined } as unknown as Context;

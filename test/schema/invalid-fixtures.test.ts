@@ -27,7 +27,7 @@ function loadCase(name: string): { text: string; entityCount: number } {
   const sources = files.map((file) => ({ file, text: readFileSync(path.join(dir, file), 'utf8') }));
   const { entities, diagnostics } = loadSchemas(sources);
   return {
-    text: diagnostics.map(formatDiagnostic).join('\n') + '\n',
+    text: `${diagnostics.map(formatDiagnostic).join('\n')}\n`,
     entityCount: entities.length,
   };
 }

@@ -10,7 +10,7 @@ export function changeMessage(change: StoredChange): string {
   return (
     `id: ${seq}\nevent: record.${op}\n` +
     `data: {"seq":${seq},"entity":${JSON.stringify(change.entity)},"id":${JSON.stringify(change.id)},` +
-    `"op":"${op}","record":${change.record},"timeUnix":${timeUnix},` +
+    `"op":"${op}",${change.soft === true ? '"soft":true,' : ''}${change.version === undefined ? '' : `"version":${change.version},`}"record":${change.record},"timeUnix":${timeUnix},` +
     `"timeISO":"${new Date(timeUnix).toISOString()}"}\n\n`
   );
 }

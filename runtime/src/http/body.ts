@@ -1,8 +1,13 @@
+/**
+ * Reading a JSON request body: content type, compression, size limit, JSON parsing and the nesting
+ * depth a record may have.
+ */
 import type { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Context } from 'koa';
 import getRawBody from 'raw-body';
 import { BadRequestError, HttpError, quoteInput } from '../errors.js';
+import type { RequestState } from './errors.js';
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 /** A high surrogate without the low one after it, or a low one without the high one before it. */
@@ -46,7 +51,19 @@ function nestsDeeper(value: unknown, levels: number): boolean {
  * over `limit` bytes (413, checked against `Content-Length` first and while streaming) and
  * malformed JSON (400).
  */
-export async function readJsonBody(ctx: Context, limit: number): Promise<unknown> {
+export async function readJsonBody(
+  ctx: Context,
+  limit: number,
+  /** Levels of nesting the body adds around its records beyond a list insert's (a batch: 3). */
+  envelopeDepth = 0,
+): Promise<unknown> {
+  // An operation of a batch: its body came with the batch's (already read and checked).
+  const given = (ctx.state as RequestState | undefined)?.operationBody;
+  if (given !== undefined) {
+    if (given.value === undefined)
+      throw new BadRequestError('Request body is empty; expected a JSON object');
+    return given.value;
+  }
   const type = ctx.request.type;
   if (type !== 'application/json' && !type.endsWith('+json')) {
     throw new HttpError(
@@ -70,7 +87,8 @@ export async function readJsonBody(ctx: Context, limit: number): Promise<unknown
     throw new BadRequestError('Request body is empty; expected a JSON object');
   // Checked on the text, before parsing: deeper values would exhaust the stack when they are
   // parsed, converted or stored, and no schema needs them.
-  if (nestingDepth(text) > MAX_BODY_DEPTH) throw new BadRequestError(TOO_DEEP_REASON);
+  if (nestingDepth(text) > MAX_BODY_DEPTH + envelopeDepth)
+    throw new BadRequestError(TOO_DEEP_REASON);
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {

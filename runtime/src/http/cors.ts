@@ -8,20 +8,37 @@ import type { Middleware } from 'koa';
 
 const ALLOWED_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS';
 const ALLOWED_HEADERS =
-  'Authorization, Content-Type, If-Match, If-None-Match, Last-Event-ID, X-API-Key, X-Request-Id';
-const EXPOSED_HEADERS = 'ETag, X-Request-Id, Allow';
+  'Authorization, Content-Type, If-Match, If-None-Match, Last-Event-ID, X-API-Key, X-Read-After, X-Request-Id';
+/** The headers a browser script may read on an allowed origin's (non-preflight) answer. */
+export const EXPOSED_HEADERS = 'ETag, X-Request-Id, Allow, X-Read-After';
 /** How long a browser may cache a preflight answer, in seconds. */
 const PREFLIGHT_MAX_AGE = '600';
 
+/** Which origins may call the service: exact origins (`https://app.example.com`), or `*` for any. */
+export class CorsPolicy {
+  private readonly any: boolean;
+  private readonly allowed: ReadonlySet<string>;
+
+  constructor(origins: readonly string[]) {
+    this.any = origins.includes('*');
+    this.allowed = new Set(origins.map((origin) => origin.replace(/\/+$/, '')));
+  }
+
+  /** The `Access-Control-Allow-Origin` of a request from `origin`; `undefined` for none. */
+  allowOrigin(origin: string): string | undefined {
+    if (origin === '' || (!this.any && !this.allowed.has(origin))) return undefined;
+    return this.any ? '*' : origin;
+  }
+}
+
 /** `origins`: exact origins (`https://app.example.com`), or `*` for any. */
 export function corsMiddleware(origins: readonly string[]): Middleware {
-  const any = origins.includes('*');
-  const allowed = new Set(origins.map((origin) => origin.replace(/\/+$/, '')));
+  const policy = new CorsPolicy(origins);
   return async (ctx, next) => {
     ctx.vary('Origin');
-    const origin = ctx.get('Origin');
-    if (origin === '' || (!any && !allowed.has(origin))) return next();
-    ctx.set('Access-Control-Allow-Origin', any ? '*' : origin);
+    const allowOrigin = policy.allowOrigin(ctx.get('Origin'));
+    if (allowOrigin === undefined) return next();
+    ctx.set('Access-Control-Allow-Origin', allowOrigin);
     const preflight = ctx.method === 'OPTIONS' && ctx.get('Access-Control-Request-Method') !== '';
     if (!preflight) {
       ctx.set('Access-Control-Expose-Headers', EXPOSED_HEADERS);

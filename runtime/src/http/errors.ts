@@ -1,7 +1,13 @@
+/**
+ * The first middleware of every service: request ids, the request log line, and the rendering of
+ * every error as the envelope (4xx exposed, 5xx logged and replaced by a generic reason, storage
+ * outages as 503).
+ */
 import { randomBytes } from 'node:crypto';
 import type { Middleware } from 'koa';
 import type { OwnerScope, Principal } from '../auth/access.js';
-import { errorBody, successBody } from '../envelope.js';
+import { errorBody } from '../envelope.js';
+import { allowOf, answerOptions } from './allow.js';
 import {
   isHttpError,
   isQueryTimeoutError,
@@ -12,6 +18,16 @@ import type { Logger } from '../logger.js';
 
 const INTERNAL_ERROR_REASON = 'Internal server error';
 const REQUEST_ID_HEADER = 'X-Request-Id';
+
+/**
+ * The headers every answer carries after `X-Request-Id`, in this order: JSON about data that
+ * changes is never sniffed as another type and never stored by caches (clients revalidate with
+ * ETag / If-None-Match instead). The fast path of GET by key sends the same.
+ */
+export const COMMON_HEADERS: readonly (readonly [string, string])[] = [
+  ['X-Content-Type-Options', 'nosniff'],
+  ['Cache-Control', 'no-store'],
+];
 /** A client-supplied request id is echoed only when it looks like an id, not arbitrary text. */
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -27,6 +43,16 @@ export interface RequestState {
    * records (NEW). Those methods create an absent record, so they call it once it is known absent.
    */
   authorizeCreate?: () => void;
+  /**
+   * Set on an operation of `POST /batch` (batch.ts): its body, already parsed with the batch
+   * (`value` is `undefined` when the operation has none). `readJsonBody` answers it.
+   */
+  operationBody?: { readonly value: unknown };
+  /**
+   * False when the caller may not read records by id (GET_BYID switched off, or not allowed to it
+   * by the access rules): a unique clash then does not name the record that holds the value.
+   */
+  readsById?: boolean;
 }
 
 /**
@@ -73,10 +99,7 @@ export function errorMiddleware(
     const requestId = tracker.requestId(ctx.get(REQUEST_ID_HEADER));
     ctx.state.requestId = requestId;
     ctx.set(REQUEST_ID_HEADER, requestId);
-    // Every answer is JSON about data that changes: never sniffed as another type, never stored
-    // by caches (clients revalidate with ETag / If-None-Match instead).
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.set('Cache-Control', 'no-store');
+    for (const [name, value] of COMMON_HEADERS) ctx.set(name, value);
     const started = logger.isLevelEnabled('debug') ? performance.now() : 0;
     try {
       await next();
@@ -85,7 +108,11 @@ export function errorMiddleware(
       if (isHttpError(error)) {
         ctx.status = error.status;
         for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
-        ctx.body = errorBody(error.expose ? error.reason : INTERNAL_ERROR_REASON, error.issues);
+        ctx.body = errorBody(
+          error.expose ? error.reason : INTERNAL_ERROR_REASON,
+          error.issues,
+          error.operation,
+        );
         if (isStorageUnavailableError(error)) tracker.failed(error.message);
         // A slow query is the client's filter meeting the budget, not a fault of the service:
         // one line, without a stack trace that would flood the log under load.
@@ -191,7 +218,7 @@ function renderEmptyStatus(ctx: EmptyContext): void {
     case 405:
       ctx.status = 405;
       ctx.body = errorBody(
-        `Method ${ctx.method} is not allowed on ${quoteInput(ctx.path)}; allowed: ${ctx.response.get('Allow')}`,
+        `Method ${ctx.method} is not allowed on ${quoteInput(ctx.path)}; allowed: ${allowOf(ctx).join(', ')}`,
       );
       return;
     case 501:
@@ -200,10 +227,7 @@ function renderEmptyStatus(ctx: EmptyContext): void {
       return;
     case 200:
       // The router answers OPTIONS with an empty body and the Allow header.
-      if (ctx.method === 'OPTIONS') {
-        const allow = ctx.response.get('Allow');
-        ctx.body = successBody({ allow: allow === '' ? [] : allow.split(/\s*,\s*/) });
-      }
+      if (ctx.method === 'OPTIONS') answerOptions(ctx, allowOf(ctx));
       return;
     default:
       return;

@@ -4,7 +4,9 @@
  * routers, with the same status, headers and body (byte for byte) as the Koa pipeline would send.
  *
  * It answers only what it can answer exactly: the record (200) and the 304 of a matching
- * `If-None-Match`. Everything else — a missing or someone else's record, bad credentials, a
+ * `If-None-Match`, also with embedded records (`expand=`, SPEC §11; the parsed expansion of each
+ * query string is kept, and on SQLite without access rules a forward expansion through scalar
+ * references is read by key in the request's tick, like the record). Everything else — a missing or someone else's record, bad credentials, a
  * refused method, a storage error, a path it does not recognize — is handed to the Koa pipeline
  * untouched, which reads again and answers as always (so a 404 costs a second read). Requests of
  * an entity with middleware in its hooks, paths a custom route matches, HEAD, and every request
@@ -12,15 +14,33 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type Koa from 'koa';
-import { authorize, ownerScope, type AccessRules, type OwnerScope } from '../auth/access.js';
+import {
+  authorize,
+  ownerScope,
+  type AccessRules,
+  type OwnerScope,
+  type Principal,
+} from '../auth/access.js';
 import type { Authenticator } from '../auth/credentials.js';
 import { owns } from '../auth/owner.js';
+import type { DataContext } from '../data-context.js';
 import type { EntityDefinition } from '../definition.js';
 import type { KeyValues, StorageDriver, StoredRecord } from '../driver.js';
-import { recordBodyJson } from '../envelope.js';
+import { recordBodyJson, recordBodyOfJson } from '../envelope.js';
+import {
+  authorizeExpand,
+  expandedEntityTag,
+  expandRecordNow,
+  expandRecords,
+  parseExpand,
+  type ExpandPlan,
+} from '../expand.js';
 import type { Logger } from '../logger.js';
-import { entityTag, tagListMatches } from '../operations.js';
-import type { RequestTracker } from './errors.js';
+import { entityTag, notModified } from '../operations.js';
+import { isReadAfterToken, withReadAfter } from '../read-after.js';
+import { CorsPolicy, EXPOSED_HEADERS } from './cors.js';
+import { COMMON_HEADERS, type RequestTracker } from './errors.js';
+import { DATA_PREFIX, decodeRecordId, entitySegment, keyOfId, rawRecordId } from './paths.js';
 
 /** A request listener as `app.callback()` returns it. */
 export type RequestListener = ReturnType<Koa['callback']>;
@@ -45,15 +65,20 @@ export interface FastGetOptions {
   readonly corsOrigins?: readonly string[];
   /** Whether a custom route of the service matches GET on this path (it then goes first). */
   readonly customRoute?: (path: string) => boolean;
+  /**
+   * What expansions read through (`expand=`, SPEC §11): the service's data context. Without it,
+   * a GET by key with `expand` takes the pipeline.
+   */
+  readonly expand?: DataContext;
 }
 
-const DATA_PREFIX = '/data/';
-/** Characters after which Koa's URL parsing (parseurl) would read the path differently. */
+/** Most parsed expansions kept (by entity and query string); the cache starts over past it. */
+const MAX_PLANS = 256;
+
+/** Characters after which Koa's URL parsing (parseurl) would read the path (or query) differently. */
 const UNUSUAL_PATH = /[\t\n\f\r #\u00a0\ufeff]/;
 /** What the listener returns for a request it answered synchronously. */
 const DONE: Promise<void> = Promise.resolve();
-/** The same headers as the CORS middleware (cors.ts) sends to an allowed origin. */
-const EXPOSED_HEADERS = 'ETag, X-Request-Id, Allow';
 
 /** The request listener that answers GET by key itself and hands everything else to `next`. */
 export function fastGetListener(options: FastGetOptions, next: RequestListener): RequestListener {
@@ -66,19 +91,20 @@ export function fastGetListener(options: FastGetOptions, next: RequestListener):
 }
 
 class FastGet {
-  private readonly anyOrigin: boolean;
-  private readonly origins: ReadonlySet<string> | undefined;
+  /** The CORS policy, when CORS is on. */
+  private readonly cors: CorsPolicy | undefined;
+  /**
+   * The expansion of each query string seen (by entity): the plan, `undefined` when the query
+   * asks for none, `false` when the pipeline answers it (a 400, or an expansion refused).
+   */
+  private readonly plans = new Map<string, ExpandPlan | undefined | false>();
 
   constructor(
     private readonly options: FastGetOptions,
     private readonly next: RequestListener,
   ) {
     const origins = options.corsOrigins;
-    this.anyOrigin = origins?.includes('*') === true;
-    this.origins =
-      origins === undefined || origins.length === 0
-        ? undefined
-        : new Set(origins.map((origin) => origin.replace(/\/+$/, '')));
+    this.cors = origins === undefined || origins.length === 0 ? undefined : new CorsPolicy(origins);
   }
 
   handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -90,9 +116,22 @@ class FastGet {
     }
     if (target === undefined) return this.next(req, res);
     const driver = this.options.driver;
+    const token = req.headers['x-read-after'];
+    if (token !== undefined && driver.readAfter === true) {
+      // A read after a write (read replicas): served in the token's context; a malformed token
+      // gets the pipeline's 400.
+      if (typeof token !== 'string' || !isReadAfterToken(token)) return this.next(req, res);
+      return withReadAfter({ requested: token, written: undefined }, () =>
+        this.serve(req, res, target),
+      );
+    }
     // Without credentials to check, a synchronous driver lets the answer go out in this tick,
     // which saves Node's HTTP server more than the read itself costs.
-    if (this.options.auth !== undefined || driver.getNow === undefined)
+    if (
+      this.options.auth !== undefined ||
+      driver.getNow === undefined ||
+      (target.plan !== undefined && !target.plan.byKey)
+    )
       return this.serve(req, res, target);
     let stored: StoredRecord | undefined;
     try {
@@ -100,66 +139,108 @@ class FastGet {
     } catch {
       return this.next(req, res); // the pipeline answers (and logs) the storage error
     }
-    return this.answer(req, res, target.entity, stored, undefined) ? DONE : this.next(req, res);
+    return this.answer(req, res, target, stored, undefined, undefined) ? DONE : this.next(req, res);
   }
 
-  /** The entity and key of a GET by key the fast path can take, else `undefined`. */
+  /**
+   * The entity and key of a GET by key the fast path can take, else `undefined`. The path is read
+   * as the routers read it (http/paths.ts); it applies when the entity's router has the GET route
+   * and no middleware of its hooks (see `FastGetOptions.entities`), no custom route matches, the
+   * path holds nothing Koa's URL parsing would read differently, and the log level is not `debug`.
+   */
   private target(req: IncomingMessage): Target | undefined {
     const url = req.url;
     if (req.method !== 'GET' || url === undefined || !url.startsWith(DATA_PREFIX)) return undefined;
     const query = url.indexOf('?');
+    // A selection (`fields=`) is the operation's to answer, as is a query with escapes (a name
+    // spelled `%66ields` is still `fields`).
+    if (query >= 0 && (url.includes('fields', query) || url.includes('%', query))) return undefined;
     const path = query < 0 ? url : url.slice(0, query);
-    const slash = path.indexOf('/', DATA_PREFIX.length);
-    if (slash < 0) return undefined;
-    const entity = this.options.entities.get(path.slice(DATA_PREFIX.length, slash).toLowerCase());
+    const entity = this.options.entities.get(entitySegment(path).toLowerCase());
     if (entity === undefined || UNUSUAL_PATH.test(path)) return undefined;
+    // History and `asOf` reads (SPEC §13) are the operation's to answer.
+    if (
+      entity.definition.table.history === true &&
+      (path.endsWith('/history') ||
+        path.endsWith('/history/') ||
+        (query >= 0 && url.includes('asOf', query)))
+    )
+      return undefined;
     if (this.options.logger.isLevelEnabled('debug')) return undefined;
     if (this.options.customRoute?.(path) === true) return undefined;
-    // As `recordId` (routes.ts) reads it: the rest of the path, without a trailing slash.
-    let raw = path.slice(slash + 1);
-    if (raw.endsWith('/')) raw = raw.slice(0, -1);
-    if (raw === '') return undefined;
-    let id: string;
-    try {
-      id = decodeURIComponent(raw);
-    } catch {
-      return undefined;
-    }
-    const { definition } = entity;
-    if (definition.singleRecordId !== undefined && id !== definition.singleRecordId)
-      return undefined;
+    const raw = rawRecordId(path);
+    const id = raw === '' ? undefined : decodeRecordId(raw);
+    if (id === undefined) return undefined;
     let key: KeyValues | undefined;
     try {
-      key = definition.parseId(id);
+      key = keyOfId(entity.definition, id);
     } catch {
       return undefined;
     }
-    return key === undefined ? undefined : { entity, key };
+    if (key === undefined) return undefined;
+    if (query < 0 || !url.includes('expand', query)) return { entity, key };
+    // The query string as Koa reads it, or the pipeline answers.
+    const querystring = url.slice(query + 1);
+    if (UNUSUAL_PATH.test(querystring)) return undefined;
+    const plan = this.planOf(entity, querystring);
+    if (plan === false) return undefined;
+    return plan === undefined ? { entity, key } : { entity, key, plan };
+  }
+
+  /**
+   * The expansion the query string asks for on `entity` (kept, see `plans`): `undefined` for none,
+   * `false` when the pipeline must answer (a 400 naming the path, or, without access rules, an
+   * expanded entity whose REST configuration refuses the read).
+   */
+  private planOf(entity: FastGetEntity, querystring: string): ExpandPlan | undefined | false {
+    const data = this.options.expand;
+    if (data === undefined) return false;
+    const cacheKey = `${entity.definition.name}?${querystring}`;
+    const cached = this.plans.get(cacheKey);
+    if (cached !== undefined || this.plans.has(cacheKey)) return cached;
+    let plan: ExpandPlan | undefined | false;
+    try {
+      plan = parseExpand(entity.definition, new URLSearchParams(querystring), data);
+      // Without access rules, what may be expanded depends on the REST configuration alone.
+      if (plan !== undefined && this.options.auth === undefined) authorizeExpand(plan, undefined);
+    } catch {
+      plan = false;
+    }
+    if (this.plans.size >= MAX_PLANS) this.plans.clear();
+    this.plans.set(cacheKey, plan);
+    return plan;
   }
 
   /** Serves a GET by key after checking credentials or reading asynchronously. */
   private async serve(req: IncomingMessage, res: ServerResponse, target: Target): Promise<void> {
     let stored: StoredRecord | undefined;
     let owner: OwnerScope | undefined;
+    let expanded: Record<string, unknown> | undefined;
     try {
       const { definition, access } = target.entity;
-      const auth = this.options.auth;
+      const { auth, expand } = this.options;
+      const plan = target.plan;
+      let principal: Principal | undefined;
       if (auth !== undefined) {
-        const principal = await auth.authenticate(
-          header(req, 'authorization'),
-          header(req, 'x-api-key'),
-        );
+        principal = await auth.authenticate(header(req, 'authorization'), header(req, 'x-api-key'));
         if (access !== undefined) {
           authorize(access, 'GET_BYID', definition.name, principal);
           owner = ownerScope(access, principal);
         }
+        if (plan !== undefined) authorizeExpand(plan, principal);
       }
       stored = await this.options.driver.get(definition.table, target.key);
+      if (plan !== undefined && expand !== undefined && stored !== undefined) {
+        if (owns(definition, owner, stored.record)) {
+          expanded = { ...stored.record };
+          await expandRecords(expand, definition, [expanded], plan, principal);
+        }
+      }
     } catch {
       // Refused credentials or method, an unavailable storage, …: the pipeline answers (and logs).
       return this.next(req, res);
     }
-    if (!this.answer(req, res, target.entity, stored, owner)) return this.next(req, res);
+    if (!this.answer(req, res, target, stored, owner, expanded)) return this.next(req, res);
   }
 
   /**
@@ -169,32 +250,56 @@ class FastGet {
   private answer(
     req: IncomingMessage,
     res: ServerResponse,
-    entity: FastGetEntity,
+    target: Target,
     stored: StoredRecord | undefined,
     owner: OwnerScope | undefined,
+    expanded: Record<string, unknown> | undefined,
   ): boolean {
-    if (stored === undefined || !owns(entity.definition, owner, stored.record)) return false;
+    if (stored === undefined || !owns(target.entity.definition, owner, stored.record)) return false;
     let body: string | undefined;
     try {
+      // The record as sent: with `expand`, its expanded copy (read now when not read yet), whose
+      // JSON text the entity tag covers.
+      let json: string | undefined;
+      let etag: string;
+      if (target.plan === undefined) {
+        etag = entityTag(stored.version);
+      } else {
+        let record = expanded;
+        if (record === undefined) {
+          const getNow = this.options.driver.getNow;
+          if (getNow === undefined) return false;
+          record = { ...stored.record };
+          expandRecordNow(getNow, record, target.plan, undefined);
+        }
+        json = JSON.stringify(record);
+        etag = expandedEntityTag(stored.version, json);
+      }
       // Same header names and order as errorMiddleware, the CORS middleware and getRecord set.
       const headers: Record<string, string | number> = {
         'X-Request-Id': this.options.tracker.requestId(header(req, 'x-request-id')),
-        'X-Content-Type-Options': 'nosniff',
-        'Cache-Control': 'no-store',
       };
-      if (this.origins !== undefined) this.cors(req, headers);
-      const etag = entityTag(stored.version);
+      for (const [name, value] of COMMON_HEADERS) headers[name] = value;
+      if (this.cors !== undefined) {
+        headers['Vary'] = 'Origin';
+        const allowOrigin = this.cors.allowOrigin(header(req, 'origin'));
+        if (allowOrigin !== undefined) {
+          headers['Access-Control-Allow-Origin'] = allowOrigin;
+          headers['Access-Control-Expose-Headers'] = EXPOSED_HEADERS;
+        }
+      }
       headers['ETag'] = etag;
-      const ifNoneMatch = header(req, 'if-none-match');
-      // Compared weakly, as getRecord does.
-      const notModified = ifNoneMatch !== '' && tagListMatches(ifNoneMatch, etag, true);
-      if (!notModified) {
-        body = recordBodyJson(stored.record, stored.updatedAt);
+      const unchanged = notModified(header(req, 'if-none-match'), etag);
+      if (!unchanged) {
+        body =
+          json === undefined
+            ? recordBodyJson(stored.record, stored.updatedAt)
+            : recordBodyOfJson(json, stored.updatedAt);
         headers['Content-Type'] = 'application/json; charset=utf-8';
         headers['Content-Length'] = Buffer.byteLength(body);
       }
       // Last in the try: until the head is written, the pipeline can still answer instead.
-      res.writeHead(notModified ? 304 : 200, headers);
+      res.writeHead(unchanged ? 304 : 200, headers);
     } catch {
       return false;
     }
@@ -202,19 +307,13 @@ class FastGet {
     res.end(body);
     return true;
   }
-
-  private cors(req: IncomingMessage, headers: Record<string, string | number>): void {
-    headers['Vary'] = 'Origin';
-    const origin = header(req, 'origin');
-    if (origin === '' || (!this.anyOrigin && !this.origins!.has(origin))) return;
-    headers['Access-Control-Allow-Origin'] = this.anyOrigin ? '*' : origin;
-    headers['Access-Control-Expose-Headers'] = EXPOSED_HEADERS;
-  }
 }
 
 interface Target {
   readonly entity: FastGetEntity;
   readonly key: KeyValues;
+  /** What the query asks to expand, if anything. */
+  readonly plan?: ExpandPlan;
 }
 
 /** A request header as Koa's `ctx.get` reads it: `''` when absent. */

@@ -1,3 +1,7 @@
+/**
+ * The PostgreSQL pieces of the shared list/count SQL builder (sql/query.ts): how a column, a JSON
+ * path and a bound value are written in a condition or an ORDER BY.
+ */
 import type { ColumnDescriptor, ColumnKind, KeyValue, TableDescriptor } from '../driver.js';
 import {
   quoteIdentifier,
@@ -5,6 +9,7 @@ import {
   type SqlDialect,
   type SqlParams,
 } from '../sql/dialect.js';
+import { qualify } from './schema.js';
 
 /**
  * A JSON value inside JSONB as an operand of `kind`, mirroring what SQLite's `json_extract`
@@ -13,6 +18,20 @@ import {
  * numeric string and compares exactly as NUMERIC; text compares bytewise (`COLLATE "C"`). In
  * `'text'` mode the operand is the value's text (`#>> '{}'`), for CONTAINS & co.
  */
+/**
+ * Case folding in SQL: simple uppercase, then simple lowercase, under the database's default
+ * collation (its LC_CTYPE: a UTF-8 locale maps every script; the "C" locale only ASCII).
+ */
+function foldSql(sql: string): string {
+  return `lower(upper((${sql})::TEXT COLLATE "default"))`;
+}
+
+/** The needle of a text test: bound as text, folded in SQL when the operand is. */
+function bindNeedle(needle: string, params: SqlParams, folded: boolean): string {
+  const bound = `${params.add(needle)}::TEXT`;
+  return folded ? foldSql(bound) : bound;
+}
+
 export function jsonScalar(json: string, kind: ColumnKind, mode: OperandMode): string {
   const text = `(${json} #>> '{}')`;
   if (mode === 'text') return `${text} COLLATE "C"`;
@@ -48,7 +67,7 @@ export function jsonScalar(json: string, kind: ColumnKind, mode: OperandMode): s
  *
  * One dialect is made per table, because `orderTerm` needs to know which operands are key columns.
  */
-export function postgresDialect(table: TableDescriptor): SqlDialect {
+export function postgresDialect(table: TableDescriptor, schema?: string): SqlDialect {
   const notNullOperands = new Set<string>();
   const keys = new Set(table.key);
 
@@ -69,6 +88,7 @@ export function postgresDialect(table: TableDescriptor): SqlDialect {
     placeholder: (n: number) => `$${n}`,
     rowValues: true,
     quoteIdentifier,
+    qualifiedTable: (name) => qualify(schema, name),
     columnOperand,
 
     jsonOperand(columnSql, path, kind, mode, params) {
@@ -98,17 +118,20 @@ export function postgresDialect(table: TableDescriptor): SqlDialect {
       }
     },
 
-    contains(operand, needle, params) {
-      return `strpos(${operand}, ${params.add(needle)}::TEXT) > 0`;
+    contains(operand, needle, params, folded = false) {
+      return `strpos(${operand}, ${bindNeedle(needle, params, folded)}) > 0`;
     },
 
-    startsWith(operand, needle, params) {
-      return `left(${operand}, ${params.add(codePoints(needle))}::INTEGER) = ${params.add(needle)}::TEXT`;
+    // Folding maps each character to one character, so the needle's length is its folded length.
+    startsWith(operand, needle, params, folded = false) {
+      return `left(${operand}, ${params.add(codePoints(needle))}::INTEGER) = ${bindNeedle(needle, params, folded)}`;
     },
 
-    endsWith(operand, needle, params) {
-      return `right(${operand}, ${params.add(codePoints(needle))}::INTEGER) = ${params.add(needle)}::TEXT`;
+    endsWith(operand, needle, params, folded = false) {
+      return `right(${operand}, ${params.add(codePoints(needle))}::INTEGER) = ${bindNeedle(needle, params, folded)}`;
     },
+
+    fold: foldSql,
 
     orderTerm(operand: string, descending: boolean): string {
       if (notNullOperands.has(operand)) return descending ? `${operand} DESC` : `${operand} ASC`;

@@ -1,112 +1,76 @@
+/**
+ * `PostgresDriver`: the storage driver on a `pg` connection pool. The class ties the parts
+ * together: options.ts resolves its settings, pool.ts runs statements on pooled connections,
+ * setup.ts creates tables and runs migrations, statements.ts writes each table's statements,
+ * values.ts and bulk-insert.ts convert values, outbox.ts and notifications.ts carry the change
+ * events, errors.ts maps PostgreSQL errors.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 import type {
   ChangeFeed,
-  ColumnDescriptor,
-  ColumnKind,
   CountQuery,
+  CountedList,
+  DeletedRecord,
+  DeleteOptions,
   EntityActivity,
+  HistoryEntry,
   KeyValues,
   ListQuery,
-  MigrationScript,
   OpenOptions,
   StorageDriver,
   StoredFields,
   StoredRecord,
   TableDescriptor,
   UpdateResult,
+  WriteOptions,
 } from '../driver.js';
-import type { Environment } from '../env.js';
+import { historyEntities, historyId } from '../history.js';
+import { PostgresHistory } from './history.js';
 import {
   ChangeDrafter,
   ChangeListeners,
   committedChanges,
   type ChangeDraft,
 } from '../events/change.js';
+import { ReferenceGraph } from '../references.js';
+import { checkDeletionTime } from '../soft-delete.js';
 import { DuplicateKeyError, StorageUnavailableError } from '../errors.js';
-import {
-  MIGRATIONS_TABLE,
-  migrationChecksum,
-  migrationFailed,
-  planMigrationRun,
-  type AppliedMigration,
-} from '../migrations.js';
-import type { SqlDialect } from '../sql/dialect.js';
 import { buildCountSql, buildListSql, type BuiltSql } from '../sql/query.js';
-import { postgresDialect } from './dialect.js';
-import { describeError, isRetryable, isUnavailable, sqlState, translateError } from './errors.js';
+import { firstDuplicate, insertArrays, keyArrays } from './bulk-insert.js';
+import { sqlState, translateError, uniqueViolation } from './errors.js';
 import { ChangeAnnouncer, ChangeListener } from './notifications.js';
-import { PostgresOutbox, toBounds, toChange } from './outbox.js';
 import {
   describeSettings,
-  parsePostgresUrl,
+  resolveDriverOptions,
+  type PostgresDriverOptions,
   type PostgresSettings,
-  type PostgresSettingsOverrides,
 } from './options.js';
+import { PostgresOutbox, toBounds, toChange } from './outbox.js';
+import { inSavepoint, inTransaction, poolConfigOf, runStatement, withClient } from './pool.js';
+import { OutboxRelay } from './relay.js';
+import { ReplicaRouter, replicaSettingsFromEnv } from './replicas.js';
+import { directClientConfig, listenSettingsFromEnv, poolerConfig } from './topology.js';
 import {
   ACTIVITY_TABLE,
-  CREATED_COLUMN,
-  UPDATED_COLUMN,
-  VERSION_COLUMN,
-  castType,
-  checkColumnNames,
-  createActivityTableSql,
-  createSecretsTableSql,
   SECRETS_TABLE,
-  createIndexSql,
-  createTableSql,
-  expectedColumns,
+  checkColumnNames,
   qualify,
-  quoteIdent,
-  shortHash,
+  sequenceNameOf,
 } from './schema.js';
-import { driverTypes } from './types.js';
+import { setUpDatabase } from './setup.js';
+import { PostgresReferences, type CascadeDrafts } from './references.js';
+import { prepareTable, qualifyFrom, statementName, type TableState } from './statements.js';
+import { checkTime, keyParams, toParam, toStored, type Row } from './values.js';
 
-/** Options of `PostgresDriver`; explicit values win over URL parameters, which win over the environment. */
-export interface PostgresDriverOptions extends PostgresSettingsOverrides {
-  /** `postgres://` / `postgresql://` URL (grammar in `index.ts`). */
-  readonly url?: string;
-  /**
-   * Environment read for `DATABASE_URL`, `PGPOOL_MAX` & co.; default none (a generated service
-   * passes `process.env`). `pg` itself still falls back to `PGHOST`, `PGUSER` & co.
-   */
-  readonly env?: Environment;
-  /**
-   * Called with errors of idle pooled connections (e.g. the server restarted). The pool drops
-   * such connections and opens new ones on demand; these errors never reach a request and never
-   * crash the process. Default: ignored.
-   */
-  readonly onIdleError?: (error: Error) => void;
-  /** Further `pg.Pool` settings (merged last; for tests and special set-ups). */
-  readonly pool?: Omit<pg.PoolConfig, 'types'>;
-}
+export type { PostgresDriverOptions } from './options.js';
 
-/** How often a write is run again after a serialization failure or a deadlock (SQLSTATE 40001/40P01). */
-const MAX_ATTEMPTS = 5;
-
-/** Prepared-statement texts and value codecs of one table. */
-interface TableState {
-  readonly descriptor: TableDescriptor;
-  /** Schema-qualified quoted table name. */
-  readonly tableSql: string;
-  readonly columns: readonly ColumnDescriptor[];
-  readonly keyIndexes: readonly number[];
-  readonly dialect: SqlDialect;
-  /** Select list for the shared list builder (`"table"."column", …`). */
-  readonly listSelect: string;
-  readonly get: string;
-  readonly insert: string;
-  readonly update: string;
-  readonly delete: string;
-  readonly deleteVersion: string;
-  /** Finds which of a list of keys exist (for the index of a `DuplicateKeyError`). */
-  readonly existing: string;
-  /** Reads the record a rename deletes, locking it (`$1…$k` the key, `$k+1` the version). */
-  readonly lockVersion: string;
-  /** Builds the change events of the table's writes (when events are on). */
-  readonly drafter: ChangeDrafter | undefined;
-}
-
-type Row = unknown[];
+/**
+ * From this many records on, a list insert numbers its change events in its own statement, under
+ * the counter's lock, instead of queueing them for a relay (outbox.ts): a big list then spares the
+ * database half its event work, and only other big lists and relays wait for its commit.
+ */
+export const NUMBERED_INSERT = 100;
 
 /**
  * The PostgreSQL storage driver, on a `pg` connection pool. Stateless apart from the pool, so
@@ -146,6 +110,22 @@ export class PostgresDriver implements StorageDriver {
   /** The LISTEN connection, once `open()` knows the channel and while someone watches. */
   private listener: ChangeListener | undefined;
   private readonly clientConfig: pg.ClientConfig;
+  /** Numbers queued changes and resolves this instance's own (relay.ts). */
+  private readonly relay: OutboxRelay;
+  /** The direct connection's settings when `DATABASE_URL` is a transaction pooler (topology.ts). */
+  private readonly direct: PostgresSettings | undefined;
+  /** Routes reads to the replicas of `DATABASE_READ_URL` (replicas.ts). */
+  readonly router: ReplicaRouter | undefined;
+  /** Whether writes answer with read-after tokens and reads honour them (read replicas). */
+  readonly readAfter: boolean;
+  /** The integrity of references (SPEC §11), when some table has references that keep it. */
+  private references: PostgresReferences | undefined;
+  /** The transaction (`transaction`) whose asynchronous context a call runs in, if any. */
+  private readonly scope = new AsyncLocalStorage<OpenTransaction>();
+  /** Appends a transaction's held-back change events of one entity, numbered at once. */
+  private readonly numberedSql: string;
+  /** The versions kept of `history` tables (SPEC §13). */
+  private kept: PostgresHistory = new PostgresHistory(undefined, new Set());
 
   /**
    * @param config a URL (its parameters only: no environment is read), settings returned by
@@ -157,71 +137,49 @@ export class PostgresDriver implements StorageDriver {
     config: string | PostgresSettings | PostgresDriverOptions = {},
     extra: Pick<PostgresDriverOptions, 'onIdleError' | 'pool'> = {},
   ) {
-    let options: PostgresDriverOptions;
-    if (typeof config === 'string') {
-      options = { ...extra, url: config };
-      this.settings = parsePostgresUrl(config);
-    } else if (isSettings(config)) {
-      options = extra;
-      this.settings = config;
+    const { settings, options } = resolveDriverOptions(config, extra);
+    this.settings = settings;
+    const env = options.env ?? {};
+    // DATABASE_LISTEN_URL: DATABASE_URL is a pooler in transaction mode (topology.ts).
+    this.direct = listenSettingsFromEnv(env, settings);
+    const poolConfig = poolConfigOf(settings, options.pool);
+    this.pool = new pg.Pool(this.direct === undefined ? poolConfig : poolerConfig(poolConfig));
+    if (this.direct === undefined) {
+      // The LISTEN connection is made like the pooled ones, without a statement timeout (it waits).
+      const clientConfig: pg.ClientConfig = { ...poolConfig };
+      delete clientConfig.statement_timeout;
+      delete clientConfig.query_timeout;
+      this.clientConfig = clientConfig;
     } else {
-      options = { ...extra, ...config };
-      const env = options.env ?? {};
-      this.settings = parsePostgresUrl(
-        options.url ?? env['DATABASE_URL'] ?? 'postgres://',
-        env,
-        options,
-      );
+      this.clientConfig = directClientConfig(this.direct);
     }
-    const s = this.settings;
-    const poolConfig: pg.PoolConfig = {
-      host: s.host,
-      port: s.port,
-      user: s.user,
-      password: s.password,
-      database: s.database,
-      max: s.poolMax,
-      idleTimeoutMillis: s.idleTimeoutMs,
-      connectionTimeoutMillis: s.connectTimeoutMs,
-      ssl: s.ssl,
-      application_name: s.applicationName,
-      keepAlive: true,
-      keepAliveInitialDelayMillis: 10_000,
-      types: driverTypes,
-      ...(s.statementTimeoutMs > 0
-        ? {
-            statement_timeout: s.statementTimeoutMs,
-            // Client-side guard for a server that stops answering (network partition, SIGSTOP):
-            // slightly longer than the server's own timeout, so that one normally fires first.
-            query_timeout: s.statementTimeoutMs + Math.max(1000, s.connectTimeoutMs),
-          }
-        : {}),
-      ...(s.options === undefined ? {} : { options: s.options }),
-      ...(s.channelBinding ? { enableChannelBinding: true } : {}),
-      ...options.pool,
-    };
-    for (const key of Object.keys(poolConfig) as (keyof pg.PoolConfig)[]) {
-      if (poolConfig[key] === undefined) delete poolConfig[key];
-    }
-    this.pool = new pg.Pool(poolConfig);
-    // The LISTEN connection is made like the pooled ones, without a statement timeout (it waits).
-    const clientConfig: pg.ClientConfig = { ...poolConfig };
-    delete clientConfig.statement_timeout;
-    delete clientConfig.query_timeout;
-    this.clientConfig = clientConfig;
+    const replicas = replicaSettingsFromEnv(env);
+    this.router =
+      replicas === undefined
+        ? undefined
+        : new ReplicaRouter(this.pool, replicas, settings, env, this.direct !== undefined);
+    this.readAfter = this.router !== undefined;
     // An idle client whose connection breaks emits 'error' on the pool; without a listener that
     // would crash the process. The pool has already discarded the client.
     const onIdleError = options.onIdleError;
     this.pool.on('error', (error) => {
       onIdleError?.(error);
     });
-    this.activityTable = qualify(s.schema, ACTIVITY_TABLE);
+    this.activityTable = qualify(settings.schema, ACTIVITY_TABLE);
     this.activitySql = `SELECT "entity", "last_create_ms", "last_update_ms", "last_delete_ms" FROM ${this.activityTable}`;
-    this.outbox = new PostgresOutbox(s.schema);
+    this.outbox = new PostgresOutbox(settings.schema);
     const outbox = this.outbox;
+    this.numberedSql = `WITH ${outbox.numberedCtes({ ids: '$1', ops: '$2', records: '$3', entity: '$4', now: '$5' })}
+${PostgresOutbox.FIRST_SEQ}`;
+    this.relay = new OutboxRelay(this.pool, outbox, (own, lastSeq) => {
+      this.listeners.emit(own);
+      if (lastSeq !== undefined) this.announcer?.announce(lastSeq);
+    });
     this.changes = {
       read: async (after, limit) => {
         this.checkOpen();
+        // Changes an instance queued but did not relay (it died in between) are numbered here.
+        if (this.events) await this.relay.sweep();
         const result = await this.run({
           name: statementName(outbox.readSql),
           text: outbox.readSql,
@@ -272,51 +230,35 @@ export class PostgresDriver implements StorageDriver {
     for (const table of tables) checkColumnNames(table);
     let applied: readonly string[] = [];
     let channel: string | undefined;
-    await this.withClient(async (client) => {
-      const dateStyle = (await client.query<{ DateStyle: string }>('SHOW DateStyle')).rows[0]
-        ?.DateStyle;
-      if (dateStyle !== undefined && !/^ISO/i.test(dateStyle)) {
-        throw new Error(
-          `PostgreSQL DateStyle is ${dateStyle}; the driver needs ISO output. Set it for the database ` +
-            `(ALTER DATABASE … SET DateStyle = ISO) or add ?options=-c%20DateStyle%3DISO to the URL`,
-        );
-      }
-      const locked = await this.advisoryLock(client);
-      try {
-        const schema = this.settings.schema;
-        if (schema !== undefined) {
-          const exists = await client.query(
-            'SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1',
-            [schema],
-          );
-          if (exists.rowCount === 0)
-            await ddl(client, `CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
-        }
-        if (options.migrations !== undefined) {
-          applied = await this.runMigrations(client, options.migrations);
-        }
-        await ddl(client, createActivityTableSql(schema));
-        await ddl(client, createSecretsTableSql(schema));
-        // Created at start like the other bookkeeping tables, so services that existed before
-        // change events get their outbox without a migration.
-        for (const statement of this.outbox.createSql()) await ddl(client, statement);
-        const current = await client.query<{ schema: string }>('SELECT current_schema() AS schema');
-        channel = PostgresOutbox.channel(schema ?? current.rows[0]?.schema ?? '');
-        for (const table of tables) {
-          await ddl(client, createTableSql(schema, table));
-          await this.checkColumns(client, table);
-          for (const statement of createIndexSql(schema, table)) await ddl(client, statement);
-        }
-      } finally {
-        if (locked)
-          await client.query(
-            'SELECT pg_advisory_unlock($1, $2)',
-            advisoryKey(this.settings.schema),
-          );
-      }
-    });
+    const setUp = async (client: pg.PoolClient): Promise<void> => {
+      ({ applied, channel } = await setUpDatabase(client, {
+        schema: this.settings.schema,
+        outbox: this.outbox,
+        tables,
+        migrations: options.migrations,
+      }));
+    };
+    if (this.direct === undefined) await this.withClient(setUp);
+    else await this.onDirectConnection(setUp);
+    await this.router?.start();
     this.events = options.events !== false;
-    for (const table of tables) this.tables.set(table.table, this.prepareTable(table));
+    const target = {
+      schema: this.settings.schema,
+      activityTable: this.activityTable,
+      outbox: this.outbox,
+      events: this.events,
+    };
+    for (const table of tables) this.tables.set(table.table, prepareTable(table, target));
+    this.kept = new PostgresHistory(this.settings.schema, historyEntities(tables));
+    const graph = new ReferenceGraph(tables);
+    this.references = graph.empty
+      ? undefined
+      : new PostgresReferences(
+          graph,
+          (descriptor) => this.state(descriptor),
+          this.activityTable,
+          this.outbox,
+        );
     if (channel !== undefined && this.announcer === undefined) {
       this.announcer = new ChangeAnnouncer(this.pool, channel);
       this.listener = new ChangeListener(this.clientConfig, channel, this.announcer.token, () =>
@@ -327,82 +269,10 @@ export class PostgresDriver implements StorageDriver {
     if (applied.length > 0) options.onMigrationsApplied?.(applied);
   }
 
-  /**
-   * Brings the database's migrations in line with the code (see `planMigrationRun`) in ONE
-   * transaction, under the advisory lock `open()` holds: pending migrations run with the
-   * configured schema alone on the search path (the files use unqualified names), without a
-   * statement timeout and with shortest-exact float output. Returns the ids run.
-   */
-  private async runMigrations(
-    client: pg.PoolClient,
-    scripts: readonly MigrationScript[],
-  ): Promise<string[]> {
-    const schema = this.settings.schema;
-    const table = qualify(schema, MIGRATIONS_TABLE);
-    await client.query('BEGIN');
-    try {
-      // No timeout for table rewrites; float8 as text in its shortest exact form (DOUBLE → DECIMAL).
-      await client.query('SET LOCAL statement_timeout = 0');
-      await client.query('SET LOCAL extra_float_digits = 1');
-      if (schema !== undefined) {
-        await client.query(`SET LOCAL search_path TO ${quoteIdent(schema)}`);
-      }
-      const exists = async (name: string): Promise<boolean> =>
-        (
-          await client.query(
-            `SELECT 1 FROM pg_catalog.pg_tables
-              WHERE schemaname = COALESCE($1, current_schema()) AND tablename = $2`,
-            [schema ?? null, name],
-          )
-        ).rowCount !== 0;
-      const hasTable = await exists(MIGRATIONS_TABLE);
-      const applied = hasTable
-        ? (await client.query<AppliedMigration>(`SELECT id, checksum FROM ${table}`)).rows
-        : undefined;
-      const run = planMigrationRun(scripts, {
-        applied,
-        hasTables: await exists(ACTIVITY_TABLE),
-      });
-      if (!hasTable) {
-        await client.query(
-          `CREATE TABLE ${table} (\n  id TEXT COLLATE "C" NOT NULL PRIMARY KEY,\n` +
-            `  applied_ms BIGINT NOT NULL,\n  checksum TEXT NOT NULL\n)`,
-        );
-      }
-      const record = async (script: MigrationScript): Promise<void> => {
-        await client.query(`INSERT INTO ${table} (id, applied_ms, checksum) VALUES ($1, $2, $3)`, [
-          script.id,
-          Date.now(),
-          migrationChecksum(script.sql),
-        ]);
-      };
-      let ran: string[] = [];
-      if (run.mode === 'baseline') {
-        for (const script of run.record) await record(script);
-      } else {
-        for (const script of run.pending) {
-          try {
-            await client.query(script.sql);
-          } catch (error) {
-            if (isUnavailable(error)) throw error;
-            throw migrationFailed(script.id, error);
-          }
-          await record(script);
-        }
-        ran = run.pending.map((script) => script.id);
-      }
-      await client.query('COMMIT');
-      return ran;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    }
-  }
-
   async get(table: TableDescriptor, key: KeyValues): Promise<StoredRecord | undefined> {
     const state = this.state(table);
     const values = keyParams(state, key);
-    const result = await this.run({
+    const result = await this.read({
       name: statementName(state.get),
       text: state.get,
       values,
@@ -416,45 +286,87 @@ export class PostgresDriver implements StorageDriver {
     table: TableDescriptor,
     records: readonly StoredFields[],
     now: number,
+    options: WriteOptions = {},
   ): Promise<void> {
     const state = this.state(table);
     checkTime(now);
     if (records.length === 0) return;
-    const { columns } = state;
-    // A fixed insert order (by key) keeps concurrent batches with overlapping keys from
-    // deadlocking each other; positions are still reported in request order.
-    const order = records.map((_, i) => i);
-    if (records.length > 1) {
-      const keys = records.map((r) => keyString(state, r));
-      order.sort((a, b) => (keys[a]! < keys[b]! ? -1 : keys[a]! > keys[b]! ? 1 : a - b));
-    }
-    const arrays: (string | null)[][] = columns.map(() => new Array<string | null>(records.length));
-    for (let n = 0; n < order.length; n++) {
-      const record = records[order[n]!]!;
-      for (let c = 0; c < columns.length; c++) {
-        arrays[c]![n] = toText(state.descriptor.table, columns[c]!, record[columns[c]!.name]);
-      }
-    }
+    const arrays = insertArrays(state, records);
     const drafter = state.drafter;
-    const drafts = drafter === undefined ? [] : records.map((r) => drafter.draft('created', r));
-    try {
-      const result = await this.run({
-        name: statementName(state.insert),
-        text: state.insert,
+    let drafts = drafter === undefined ? [] : records.map((r) => drafter.draft('created', r));
+    // A long list numbers its changes in its own statement (outbox.ts, `numberedCtes`).
+    const numbered = (list: readonly ChangeDraft[]): boolean =>
+      drafter !== undefined && list.length >= NUMBERED_INSERT;
+    const queryOf = (list: readonly ChangeDraft[]): pg.QueryArrayConfig => {
+      const text = numbered(list) ? state.insertNumbered : state.insert;
+      return {
+        name: statementName(text),
+        text,
         values: [
           ...arrays,
           state.descriptor.entity,
           now,
-          ...(drafter === undefined ? [] : PostgresOutbox.params(drafts)),
+          ...(drafter === undefined ? [] : PostgresOutbox.params(list)),
         ],
         rowMode: 'array',
-      });
-      this.emit(drafts, result.rows[0] as Row | undefined, now);
+      };
+    };
+    const references = this.references;
+    const keep = this.keeps(table);
+    try {
+      let first: Row | undefined;
+      if (references?.checks(table) === true || keep) {
+        // The rows first (a record may name itself or another of the list), then the references
+        // they hold, locked until the commit; then the versions kept.
+        first = await this.atomically(async (client) => {
+          const checks = references?.checks(table) === true;
+          const found = new Map<string, Set<string>>();
+          if (checks) await references?.missing(client, table, records, found);
+          // The versions first, so the events carry them; a failed insert rolls them back.
+          if (keep) {
+            const made =
+              drafter === undefined
+                ? records.map((r) => state.recorder.draft('created', r))
+                : drafts;
+            const versioned = await this.kept.append(client, made, now, options.by ?? null);
+            if (drafter !== undefined) drafts = versioned;
+          }
+          // In a transaction the events are held back for its end (`appendNow`).
+          drafts = this.appendNow(drafts, now);
+          const result = await client.query(queryOf(drafts));
+          if (checks) {
+            const missing = await references?.missing(client, table, records, found);
+            if (missing !== undefined) throw missing;
+          }
+          return result.rows[0] as Row | undefined;
+        });
+      } else {
+        drafts = this.appendNow(drafts, now);
+        first = (await this.run(queryOf(drafts))).rows[0] as Row | undefined;
+      }
+      if (numbered(drafts)) this.emitNumbered(drafts, first, now);
+      else await this.settle(drafts, first, now);
+      await this.wrote();
     } catch (error) {
       if (sqlState(error) !== '23505') throw error;
+      const unique = uniqueViolation(error, table, records.length === 1 ? 0 : undefined);
+      if (unique !== undefined) throw unique;
       const index = await this.duplicateIndex(state, records).catch(() => undefined);
       throw new DuplicateKeyError(state.descriptor.table, index, { cause: error });
     }
+  }
+
+  async nextSequence(table: TableDescriptor, count: number): Promise<number[]> {
+    if (table.sequence === undefined) throw new Error(`Table ${table.table} has no sequence`);
+    if (count <= 0) return [];
+    const sequence = qualify(this.settings.schema, sequenceNameOf(table));
+    const result = await this.run({
+      text: `SELECT nextval($1::regclass)::TEXT FROM generate_series(1, $2)`,
+      values: [sequence, count],
+      rowMode: 'array',
+    });
+    // Each value is handed out once; sorted, the list holds them in increasing order.
+    return (result.rows as string[][]).map((row) => Number(row[0])).sort((a, b) => a - b);
   }
 
   async update(
@@ -463,9 +375,12 @@ export class PostgresDriver implements StorageDriver {
     record: StoredFields,
     expectedVersion: number,
     now: number,
+    options: WriteOptions = {},
   ): Promise<UpdateResult> {
     const state = this.state(table);
     checkTime(now);
+    const by = options.by ?? null;
+    const keep = this.keeps(table);
     const keys = keyParams(state, key);
     const values: unknown[] = state.columns.map((c) =>
       toParam(state.descriptor.table, c, record[c.name]),
@@ -478,13 +393,21 @@ export class PostgresDriver implements StorageDriver {
       values: drafter === undefined ? values : [...values, ...PostgresOutbox.params(drafts)],
       rowMode: 'array',
     });
+    const references = this.references;
+    if (references !== undefined) {
+      const renames = (drafter ?? new ChangeDrafter(table)).renames(key, record);
+      if (references.checks(table) || (renames && references.referenced(table))) {
+        const change = { key, record, expectedVersion, renames, by };
+        return await this.updateWithReferences(references, state, change, now, query);
+      }
+    }
     try {
       let row: Row | undefined;
       let drafts: ChangeDraft[] = [];
-      if (drafter !== undefined && drafter.renames(key, record)) {
+      if ((drafter !== undefined || keep) && state.recorder.renames(key, record)) {
         // The `deleted` event of a rename holds the record as it was: read (and lock) it first,
         // in the same transaction.
-        row = await this.transaction(async (client) => {
+        row = await this.atomically(async (client) => {
           const old = await client.query({
             name: statementName(state.lockVersion),
             text: state.lockVersion,
@@ -493,21 +416,43 @@ export class PostgresDriver implements StorageDriver {
           });
           const previous = old.rows[0] as Row | undefined;
           if (previous === undefined) return undefined;
-          drafts = [
-            drafter.draft('deleted', toStored(state, previous).record),
-            drafter.draft('created', record),
-          ];
-          return (await client.query(query(drafts))).rows[0] as Row | undefined;
+          let made: ChangeDraft[] = state.recorder.rename(toStored(state, previous).record, record);
+          // The versions first, so the events carry them (the row is locked: it will be written).
+          if (keep) made = await this.kept.append(client, made, now, by);
+          drafts = drafter === undefined ? [] : this.outboxNow(made);
+          const written = (await client.query(query(drafts))).rows[0] as Row | undefined;
+          if (written === undefined && keep) throw new NotWritten();
+          if (written !== undefined && drafter !== undefined) this.appendNow(made, now);
+          return written;
+        });
+      } else if (keep) {
+        row = await this.atomically(async (client) => {
+          // The version first, so the event carries it; rolled back when the write did not happen.
+          const made = await this.kept.append(
+            client,
+            [state.recorder.draft('updated', record)],
+            now,
+            by,
+          );
+          drafts = drafter === undefined ? [] : this.outboxNow(made);
+          const written = (await client.query(query(drafts))).rows[0] as Row | undefined;
+          if (written === undefined) throw new NotWritten();
+          if (drafter !== undefined) this.appendNow(made, now);
+          return written;
         });
       } else {
-        drafts = drafter === undefined ? [] : [drafter.draft('updated', record)];
+        const made = drafter === undefined ? [] : [drafter.draft('updated', record)];
+        drafts = this.outboxNow(made);
         row = (await this.run(query(drafts))).rows[0] as Row | undefined;
+        if (row !== undefined) this.appendNow(made, now);
       }
       if (row === undefined) return { status: 'conflict' };
-      this.emit(drafts, row.slice(1), now);
+      await this.settle(drafts, row.slice(1), now);
+      await this.wrote();
       return { status: 'updated', version: Number(row[0]) };
     } catch (error) {
-      if (sqlState(error) === '23505') return { status: 'duplicate' };
+      if (error instanceof NotWritten) return { status: 'conflict' };
+      if (sqlState(error) === '23505') return throwUnique(error, table) ?? { status: 'duplicate' };
       throw error;
     }
   }
@@ -517,55 +462,316 @@ export class PostgresDriver implements StorageDriver {
     key: KeyValues,
     expectedVersion: number | undefined,
     now: number,
+    options: DeleteOptions = {},
   ): Promise<StoredRecord | undefined> {
     const state = this.state(table);
     checkTime(now);
+    const softTable = table.softDelete === true;
+    const purging = softTable && options.mode === 'purge';
     const values: unknown[] = keyParams(state, key);
-    let text = state.delete;
+    let text = purging ? state.purge : state.delete;
     if (expectedVersion !== undefined) {
       values.push(expectedVersion);
-      text = state.deleteVersion;
+      text = purging ? state.purgeVersion : state.deleteVersion;
     }
     values.push(state.descriptor.entity, now);
+    if (softTable && !purging) {
+      checkDeletionTime(now);
+      values.push(options.by ?? null);
+    }
     const remove = { name: statementName(text), text, values, rowMode: 'array' as const };
     const drafter = state.drafter;
+    const references = this.references;
+    if (softTable) {
+      const how: DeleteHow = {
+        op: purging ? 'purged' : 'deleted',
+        soft: !purging,
+        by: options.by ?? null,
+      };
+      return await this.deleteWithReferences(references, state, remove, now, how);
+    }
+    if (references?.referenced(table) === true || this.keeps(table)) {
+      const how: DeleteHow = { op: 'deleted', soft: false, by: options.by ?? null };
+      return await this.deleteWithReferences(references, state, remove, now, how);
+    }
     if (drafter === undefined) {
       const row = (await this.run(remove)).rows[0] as Row | undefined;
+      if (row !== undefined) await this.wrote();
       return row === undefined ? undefined : toStored(state, row);
     }
     // The event holds the deleted record, known only once it is deleted: a transaction of two
     // statements.
     const outbox = this.outbox;
-    const deleted = await this.transaction(async (client) => {
+    const deleted = await this.atomically(async (client) => {
       const row = (await client.query(remove)).rows[0] as Row | undefined;
       if (row === undefined) return undefined;
       const stored = toStored(state, row);
-      const drafts = [drafter.draft('deleted', stored.record)];
+      const drafts = this.appendNow([drafter.draft('deleted', stored.record)], now);
       const appended = await client.query({
         name: statementName(outbox.appendSql),
         text: outbox.appendSql,
         values: [...PostgresOutbox.params(drafts), state.descriptor.entity, now],
         rowMode: 'array',
       });
-      return { stored, drafts, first: appended.rows[0] as Row | undefined };
+      return { stored, drafts, arrivals: appended.rows[0] as Row | undefined };
     });
     if (deleted === undefined) return undefined;
-    this.emit(deleted.drafts, deleted.first, now);
+    await this.settle(deleted.drafts, deleted.arrivals, now);
+    await this.wrote();
     return deleted.stored;
+  }
+
+  /**
+   * `update` of a table whose writes hold references or whose renames move them: one
+   * transaction that writes the record, checks and locks what it names, and rewrites the
+   * references to its old key (SPEC §11).
+   */
+  private async updateWithReferences(
+    references: PostgresReferences,
+    state: TableState,
+    change: {
+      readonly key: KeyValues;
+      readonly record: StoredFields;
+      readonly expectedVersion: number;
+      readonly renames: boolean;
+      readonly by: string | null;
+    },
+    now: number,
+    query: (drafts: readonly ChangeDraft[]) => pg.QueryArrayConfig,
+  ): Promise<UpdateResult> {
+    const table = state.descriptor;
+    const drafter = state.drafter;
+    const { key, record, expectedVersion, renames } = change;
+    try {
+      const done = await this.atomically(async (client) => {
+        let made: ChangeDraft[];
+        if (renames) {
+          // The `deleted` event of a rename holds the record as it was: read (and lock) it first.
+          const old = await client.query({
+            name: statementName(state.lockVersion),
+            text: state.lockVersion,
+            values: [...keyParams(state, key), expectedVersion],
+            rowMode: 'array',
+          });
+          const previous = old.rows[0] as Row | undefined;
+          if (previous === undefined) return undefined;
+          made = state.recorder.rename(toStored(state, previous).record, record);
+        } else {
+          made = [state.recorder.draft('updated', record)];
+        }
+        const checks = references.checks(table);
+        const found = new Map<string, Set<string>>();
+        if (checks) await references.missing(client, table, [record], found);
+        // The versions first, so the events carry them; rolled back when the write did not happen.
+        const keep = this.keeps(table);
+        if (keep) made = await this.kept.append(client, made, now, change.by);
+        const drafts = drafter === undefined ? [] : this.outboxNow(made);
+        const row = (await client.query(query(drafts))).rows[0] as Row | undefined;
+        if (row === undefined) {
+          if (keep) throw new NotWritten();
+          return undefined;
+        }
+        if (drafter !== undefined) this.appendNow(made, now);
+        if (checks) {
+          const missing = await references.missing(client, table, [record], found);
+          if (missing !== undefined) throw missing;
+        }
+        const cascaded: CascadeDrafts = new Map();
+        if (renames) await references.afterRename(client, table, key, record, now, cascaded);
+        if (this.kept.any) await this.kept.appendCascades(client, cascaded, now, change.by);
+        const appended =
+          drafter === undefined ? [] : await this.appendCascaded(references, client, cascaded, now);
+        return { row, drafts, appended };
+      });
+      if (done === undefined) return { status: 'conflict' };
+      await this.settle(done.drafts, done.row.slice(1), now);
+      for (const { drafts, first } of done.appended) await this.settle(drafts, first, now);
+      await this.wrote();
+      return { status: 'updated', version: Number(done.row[0]) };
+    } catch (error) {
+      if (error instanceof NotWritten) return { status: 'conflict' };
+      if (sqlState(error) === '23505') return throwUnique(error, table) ?? { status: 'duplicate' };
+      throw error;
+    }
+  }
+
+  /** `delete` of a record others may reference: the delete and its cascades in one transaction. */
+  private async deleteWithReferences(
+    references: PostgresReferences | undefined,
+    state: TableState,
+    remove: pg.QueryArrayConfig,
+    now: number,
+    how: DeleteHow = { op: 'deleted', soft: false, by: null },
+  ): Promise<StoredRecord | undefined> {
+    const drafter = state.drafter;
+    const outbox = this.outbox;
+    const deleted = await this.atomically(async (client) => {
+      const row = (await client.query(remove)).rows[0] as Row | undefined;
+      if (row === undefined) return undefined;
+      const stored = toStored(state, row);
+      const cascaded: CascadeDrafts = new Map();
+      // A purge of a soft-deleted row: its references were acted on at the soft delete.
+      const wasDeleted =
+        how.op === 'purged' &&
+        row[state.columns.length + 3] !== null &&
+        row.length > state.columns.length + 3;
+      if (references?.referenced(state.descriptor) === true && !wasDeleted)
+        await references.afterDelete(
+          client,
+          state.descriptor,
+          stored.record,
+          now,
+          how.by,
+          cascaded,
+        );
+      let made = [state.recorder.draft(how.op, stored.record, how.soft)];
+      if (this.kept.any) {
+        made = await this.kept.append(client, made, now, how.by);
+        await this.kept.appendCascades(client, cascaded, now, how.by);
+      }
+      if (drafter === undefined) return { stored, appended: [] };
+      const drafts = this.appendNow(made, now);
+      const own = await client.query({
+        name: statementName(outbox.appendSql),
+        text: outbox.appendSql,
+        values: [...PostgresOutbox.params(drafts), state.descriptor.entity, now],
+        rowMode: 'array',
+      });
+      const appended = [
+        { drafts, first: own.rows[0] as Row | undefined },
+        ...(references === undefined
+          ? []
+          : await this.appendCascaded(references, client, cascaded, now)),
+      ];
+      return { stored, appended };
+    });
+    if (deleted === undefined) return undefined;
+    for (const { drafts, first } of deleted.appended) await this.settle(drafts, first, now);
+    await this.wrote();
+    return deleted.stored;
+  }
+
+  async history(
+    table: TableDescriptor,
+    key: KeyValues,
+    limit: number,
+    before?: number,
+  ): Promise<HistoryEntry[]> {
+    this.state(table);
+    const result = await this.read(
+      this.kept.page(table.entity, historyId(table, key), limit, before),
+    );
+    return PostgresHistory.entries(result.rows as unknown[][]);
+  }
+
+  async versionAt(
+    table: TableDescriptor,
+    key: KeyValues,
+    time: number,
+  ): Promise<HistoryEntry | undefined> {
+    this.state(table);
+    const result = await this.read(this.kept.at(table.entity, historyId(table, key), time));
+    return PostgresHistory.entries(result.rows as unknown[][])[0];
+  }
+
+  async trimHistory(time: number): Promise<number> {
+    this.checkOpen();
+    const result = await this.run({ text: this.kept.sql.trim, values: [time] });
+    return result.rowCount ?? 0;
+  }
+
+  async getDeleted(table: TableDescriptor, key: KeyValues): Promise<DeletedRecord | undefined> {
+    const state = this.state(table);
+    if (state.getDeleted === undefined) return undefined;
+    const result = await this.run({
+      name: statementName(state.getDeleted),
+      text: state.getDeleted,
+      values: keyParams(state, key),
+      rowMode: 'array',
+    });
+    const row = result.rows[0] as Row | undefined;
+    if (row === undefined) return undefined;
+    const n = state.columns.length;
+    return {
+      ...toStored(state, row),
+      deletedAt: Number(row[n + 3]),
+      deletedBy: (row[n + 4] as string | null) ?? null,
+    };
+  }
+
+  async restore(
+    table: TableDescriptor,
+    key: KeyValues,
+    now: number,
+    options: WriteOptions = {},
+  ): Promise<StoredRecord | undefined> {
+    const state = this.state(table);
+    const text = state.restore;
+    if (text === undefined) return undefined;
+    checkTime(now);
+    const drafter = state.drafter;
+    const outbox = this.outbox;
+    const references = this.references;
+    const restored = await this.atomically(async (client) => {
+      const row = (
+        await client.query({
+          name: statementName(text),
+          text,
+          values: [...keyParams(state, key), state.descriptor.entity, now],
+          rowMode: 'array',
+        })
+      ).rows[0] as Row | undefined;
+      if (row === undefined) return undefined;
+      const stored = toStored(state, row);
+      // What it names may have gone while it was deleted.
+      if (references?.checks(table) === true) {
+        const missing = await references.missing(client, table, [stored.record], new Map());
+        if (missing !== undefined) throw missing;
+      }
+      let made = [state.recorder.draft('restored', stored.record)];
+      if (this.keeps(table)) made = await this.kept.append(client, made, now, options.by ?? null);
+      if (drafter === undefined) return { stored, drafts: [], first: undefined };
+      const drafts = this.appendNow(made, now);
+      if (drafts.length === 0) return { stored, drafts, first: undefined };
+      const own = await client.query({
+        name: statementName(outbox.appendSql),
+        text: outbox.appendSql,
+        values: [...PostgresOutbox.params(drafts), state.descriptor.entity, now],
+        rowMode: 'array',
+      });
+      return { stored, drafts, first: own.rows[0] as Row | undefined };
+    });
+    if (restored === undefined) return undefined;
+    if (restored.drafts.length > 0) await this.settle(restored.drafts, restored.first, now);
+    await this.wrote();
+    return restored.stored;
   }
 
   async list(table: TableDescriptor, query: ListQuery): Promise<StoredRecord[]> {
     const state = this.state(table);
     const { sql, params } = this.listSql(table, query);
-    const result = await this.run({ text: sql, values: params, rowMode: 'array' });
+    const result = await this.read({ text: sql, values: params, rowMode: 'array' });
     return (result.rows as Row[]).map((row) => toStored(state, row));
+  }
+
+  async listCounted(table: TableDescriptor, query: ListQuery): Promise<CountedList> {
+    const state = this.state(table);
+    // Both FROMs come schema-qualified from the dialect.
+    const built = buildListSql(state.dialect, table, query, state.listSelect, true);
+    const result = await this.read({ text: built.sql, values: built.params, rowMode: 'array' });
+    const rows = result.rows as Row[];
+    const first = rows[0];
+    // The count is the page's last column; an empty page (past the end) counts on its own.
+    const count =
+      first === undefined ? await this.count(table, query) : Number(first[first.length - 1]);
+    return { rows: rows.map((row) => toStored(state, row)), count };
   }
 
   async count(table: TableDescriptor, query: CountQuery): Promise<number> {
     const state = this.state(table);
     const built = buildCountSql(state.dialect, table, query);
     const sql = qualifyFrom(built.sql, 'SELECT count(*)', table.table, state.tableSql);
-    const result = await this.run({ text: sql, values: built.params, rowMode: 'array' });
+    const result = await this.read({ text: sql, values: built.params, rowMode: 'array' });
     return Number((result.rows[0] as Row | undefined)?.[0] ?? 0);
   }
 
@@ -622,6 +828,8 @@ export class PostgresDriver implements StorageDriver {
     if (this.closed) return;
     this.closed = true;
     this.tables.clear();
+    this.relay.stop();
+    await this.router?.close();
     await this.listener?.stop();
     await this.pool.end();
   }
@@ -652,6 +860,11 @@ export class PostgresDriver implements StorageDriver {
     if (this.closed) throw new StorageUnavailableError('the PostgreSQL driver is closed');
   }
 
+  /** Whether writes of `table` keep its versions. */
+  private keeps(table: TableDescriptor): boolean {
+    return this.kept.entities.has(table.entity);
+  }
+
   private state(table: TableDescriptor): TableState {
     this.checkOpen();
     const state = this.tables.get(table.table);
@@ -660,105 +873,142 @@ export class PostgresDriver implements StorageDriver {
     return state;
   }
 
-  /**
-   * Runs `fn` on a pooled client. A client whose connection failed is discarded instead of being
-   * returned to the pool; connection-level errors become `StorageUnavailableError`.
-   */
+  /** Runs `fn` on a pooled client (pool.ts), unless the driver is closed. */
   private async withClient<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     this.checkOpen();
-    let client: pg.PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch (error) {
-      throw translateError(error);
+    return await withClient(this.pool, fn);
+  }
+
+  /**
+   * Runs `fn` in a transaction, all of it again on serialization failures and deadlocks. Inside
+   * an open `transaction`, `fn` runs on its connection in a savepoint of its own.
+   */
+  private async atomically<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    this.checkOpen();
+    const open = this.scope.getStore();
+    if (open === undefined) return await inTransaction(this.pool, fn);
+    return await inSavepoint(open.client, () => fn(open.client));
+  }
+
+  /**
+   * Runs `work` in one transaction on one pooled connection: every call of this driver made in
+   * `work`'s asynchronous context runs on it (each write in a savepoint, so a refused write —
+   * a duplicate key — leaves the transaction usable). The writes' change events are held back and
+   * appended at the end, numbered at once under the counter's lock (outbox.ts, `numberedCtes`),
+   * so the transaction's events get consecutive seqs in the order of its writes. The whole of
+   * `work` runs again on a serialization failure or a deadlock.
+   */
+  async transaction<T>(work: () => Promise<T>): Promise<T> {
+    if (this.scope.getStore() !== undefined) return await work();
+    this.checkOpen();
+    const done = await inTransaction(this.pool, async (client) => {
+      const open: OpenTransaction = { client, events: [] };
+      const result = await this.scope.run(open, work);
+      const numbered: { drafts: ChangeDraft[]; first: number; now: number }[] = [];
+      for (const { entity, drafts, now } of open.events) {
+        if (drafts.length === 0) continue;
+        const [ids, ops, records] = PostgresOutbox.params(drafts);
+        const appended = await client.query({
+          name: statementName(this.numberedSql),
+          text: this.numberedSql,
+          values: [ids, ops, records, entity, now],
+          rowMode: 'array',
+        });
+        const first = (appended.rows[0] as Row | undefined)?.[0];
+        if (first !== null && first !== undefined)
+          numbered.push({ drafts, first: Number(first), now });
+      }
+      return { result, numbered };
+    });
+    let last: number | undefined;
+    for (const { drafts, first, now } of done.numbered) {
+      this.listeners.emit(committedChanges(drafts, first, now));
+      last = first + drafts.length - 1;
     }
-    let broken: Error | undefined;
-    // A checked-out client emits 'error' when its connection drops between queries; without a
-    // listener that would be an uncaught exception.
-    const onError = (error: Error): void => {
-      broken ??= error;
-    };
-    client.on('error', onError);
+    if (last !== undefined) this.announcer?.announce(last);
+    await this.router?.wrote();
+    return done.result;
+  }
+
+  /**
+   * The change events a write appends in its own statements: `drafts` outside a transaction; in
+   * one, none — they are held back for its end (`transaction`).
+   */
+  private outboxNow(drafts: ChangeDraft[]): ChangeDraft[] {
+    return this.scope.getStore() === undefined ? drafts : [];
+  }
+
+  /**
+   * Holds `drafts` back for the end of the open transaction, if any, and returns what the write's
+   * own statement appends now: `drafts` outside a transaction, none in one. A write whose statement
+   * may not happen (a version check) sends `outboxNow(drafts)` and calls this once it happened.
+   */
+  private appendNow(drafts: ChangeDraft[], now: number): ChangeDraft[] {
+    const open = this.scope.getStore();
+    if (open === undefined || drafts.length === 0) return drafts;
+    let start = 0;
+    for (let i = 1; i <= drafts.length; i++) {
+      if (i < drafts.length && drafts[i]!.entity === drafts[start]!.entity) continue;
+      const last = open.events.at(-1);
+      const part = drafts.slice(start, i);
+      const name = drafts[start]!.entity;
+      if (last !== undefined && last.entity === name && last.now === now) last.drafts.push(...part);
+      else open.events.push({ entity: name, drafts: part, now });
+      start = i;
+    }
+    return [];
+  }
+
+  /** Appends the change events of the cascades of a write (held back in an open transaction). */
+  private async appendCascaded(
+    references: PostgresReferences,
+    client: pg.PoolClient,
+    cascaded: CascadeDrafts,
+    now: number,
+  ): Promise<Awaited<ReturnType<PostgresReferences['append']>>> {
+    if (this.scope.getStore() === undefined) return await references.append(client, cascaded, now);
+    for (const drafts of cascaded.values()) this.appendNow(drafts, now);
+    return [];
+  }
+
+  /** Tells the replica router of a write, unless the write is part of an open transaction. */
+  private async wrote(): Promise<void> {
+    if (this.scope.getStore() === undefined) await this.router?.wrote();
+  }
+
+  /** A read: on a replica when there are some (replicas.ts), else like `run`. */
+  private async read(config: pg.QueryConfig | pg.QueryArrayConfig): Promise<pg.QueryResult> {
+    this.checkOpen();
+    const open = this.scope.getStore();
+    if (open !== undefined) return await open.client.query(config as pg.QueryConfig);
+    return this.router === undefined
+      ? await runStatement(this.pool, config)
+      : await this.router.read(config);
+  }
+
+  /** Runs `fn` on a new direct connection (`DATABASE_LISTEN_URL`), closed afterwards. */
+  private async onDirectConnection(fn: (client: pg.PoolClient) => Promise<void>): Promise<void> {
+    const client = new pg.Client(this.clientConfig);
+    client.on('error', () => undefined);
     try {
-      return await fn(client);
+      await client.connect();
+      await fn(client as pg.PoolClient);
     } catch (error) {
-      if (isUnavailable(error))
-        broken ??= error instanceof Error ? error : new Error(describeError(error));
       throw translateError(error);
     } finally {
-      client.off('error', onError);
-      client.release(broken ?? false);
+      await client.end().catch(() => undefined);
     }
   }
 
-  /** Tells the watchers of `changes` what a write committed: `drafts` from seq `first[0]` on. */
-  private emit(drafts: readonly ChangeDraft[], first: Row | undefined, now: number): void {
-    const seq = first?.[0];
-    if (drafts.length === 0 || seq === null || seq === undefined) return;
-    this.listeners.emit(committedChanges(drafts, Number(seq), now));
-    this.announcer?.announce(Number(seq) + drafts.length - 1);
-  }
-
-  /** Runs `fn` in a transaction on one client, all of it again on serialization failures and deadlocks. */
-  private transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    return this.withClient(async (client) => {
-      for (let attempt = 1; ; attempt++) {
-        await client.query('BEGIN');
-        try {
-          const result = await fn(client);
-          await client.query('COMMIT');
-          return result;
-        } catch (error) {
-          await client.query('ROLLBACK').catch(() => undefined);
-          if (attempt >= MAX_ATTEMPTS || !isRetryable(error)) throw error;
-          await sleep(Math.random() * 20 * attempt);
-        }
-      }
-    });
-  }
-
-  /** One statement, re-run on serialization failures and deadlocks. */
-  private run(config: pg.QueryConfig | pg.QueryArrayConfig): Promise<pg.QueryResult> {
-    return this.withClient(async (client) => {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return await client.query(config as pg.QueryConfig);
-        } catch (error) {
-          if (attempt >= MAX_ATTEMPTS || !isRetryable(error)) throw error;
-          await sleep(Math.random() * 20 * attempt);
-        }
-      }
-    });
-  }
-
-  /** Session advisory lock serialising DDL of concurrent `open()`s; false where the engine has none. */
-  private async advisoryLock(client: pg.PoolClient): Promise<boolean> {
-    try {
-      await client.query('SELECT pg_advisory_lock($1, $2)', advisoryKey(this.settings.schema));
-      return true;
-    } catch (error) {
-      const state = sqlState(error);
-      if (state === '42883' || state === '0A000') return false; // undefined_function, feature_not_supported
-      throw error;
-    }
-  }
-
-  /** Fails clearly when a table created for another schema lacks columns (there are no migrations). */
-  private async checkColumns(client: pg.PoolClient, table: TableDescriptor): Promise<void> {
-    const result = await client.query<{ column_name: string }>(
-      `SELECT column_name FROM information_schema.columns
-        WHERE table_schema = COALESCE($1, current_schema()) AND table_name = $2`,
-      [this.settings.schema ?? null, table.table],
-    );
-    const present = new Set(result.rows.map((r) => r.column_name));
-    const missing = expectedColumns(table).filter((c) => !present.has(c));
-    if (missing.length > 0) {
-      throw new Error(
-        `PostgreSQL table ${table.table} exists but lacks column(s) ${missing.join(', ')}; ` +
-          `it was created for another schema; run entity-gen generate to write the migration that ` +
-          `brings it up to date and start the service with its migrations (docs/migrations.md)`,
-      );
-    }
+  /**
+   * One statement, re-run on serialization failures and deadlocks; inside an open `transaction`,
+   * on its connection in a savepoint of its own.
+   */
+  private async run(config: pg.QueryConfig | pg.QueryArrayConfig): Promise<pg.QueryResult> {
+    this.checkOpen();
+    const open = this.scope.getStore();
+    if (open === undefined) return await runStatement(this.pool, config);
+    return await inSavepoint(open.client, () => open.client.query(config as pg.QueryConfig));
   }
 
   /** Position of the first record whose key exists or repeats an earlier one (SQLite reports the same). */
@@ -766,302 +1016,66 @@ export class PostgresDriver implements StorageDriver {
     state: TableState,
     records: readonly StoredFields[],
   ): Promise<number | undefined> {
-    const keyColumns = state.keyIndexes.map((i) => state.columns[i]!);
-    const arrays = keyColumns.map((c) =>
-      records.map((r) => toText(state.descriptor.table, c, r[c.name])),
-    );
     const result = await this.run({
       name: statementName(state.existing),
       text: state.existing,
-      values: arrays,
+      values: keyArrays(state, records),
       rowMode: 'array',
     });
-    const existing = new Set(
-      (result.rows as Row[]).map((row) =>
-        JSON.stringify(row.map((v, i) => normalizeKey(keyColumns[i]!.kind, v))),
-      ),
-    );
-    const seen = new Set<string>();
-    for (let i = 0; i < records.length; i++) {
-      const key = JSON.stringify(
-        keyColumns.map((c) => normalizeKey(c.kind, valueOf(c, records[i]!))),
-      );
-      if (seen.has(key) || existing.has(key)) return i;
-      seen.add(key);
-    }
-    return undefined;
+    return firstDuplicate(state, records, result.rows as Row[]);
   }
 
-  private prepareTable(descriptor: TableDescriptor): TableState {
-    const schema = this.settings.schema;
-    const tableSql = qualify(schema, descriptor.table);
-    const columns = descriptor.columns;
-    const keyIndexes = descriptor.key.map((name) => columns.findIndex((c) => c.name === name));
-    const names = columns.map((c) => quoteIdent(c.name));
-    const version = quoteIdent(VERSION_COLUMN);
-    const created = quoteIdent(CREATED_COLUMN);
-    const updated = quoteIdent(UPDATED_COLUMN);
-    const select = [...names, version, created, updated].join(', ');
-    const bareTable = quoteIdent(descriptor.table);
-    const listSelect = [...names, version, created, updated]
-      .map((c) => `${bareTable}.${c}`)
-      .join(', ');
-    const n = columns.length;
-    const keyWhere = (first: number): string =>
-      descriptor.key.map((k, i) => `${quoteIdent(k)} = $${first + i}`).join(' AND ');
-    const touch = (column: string, source: string, entity: string, now: string): string =>
-      `INSERT INTO ${this.activityTable} ("entity", "${column}") SELECT ${entity}::TEXT, ${now}::BIGINT FROM ${source}
-  ON CONFLICT ("entity") DO UPDATE SET "${column}" =
-    GREATEST(COALESCE(${this.activityTable}."${column}", EXCLUDED."${column}"), EXCLUDED."${column}")`;
+  /** Tells the watchers of `changes` what a numbered list insert committed: from seq `row[0]` on. */
+  private emitNumbered(drafts: readonly ChangeDraft[], row: Row | undefined, now: number): void {
+    const seq = row?.[0];
+    if (drafts.length === 0 || seq === null || seq === undefined) return;
+    this.listeners.emit(committedChanges(drafts, Number(seq), now));
+    this.announcer?.announce(Number(seq) + drafts.length - 1);
+  }
 
-    const get = `SELECT ${select} FROM ${tableSql} WHERE ${keyWhere(1)}`;
-
-    const events = this.events;
-    /** The event CTEs after `"_eg_touch"`, their arrays from parameter `$first` on. */
-    const appendAfterTouch = (first: number, entity: string, now: string): string =>
-      this.outbox.appendCtes(
-        { ids: `$${first}`, ops: `$${first + 1}`, records: `$${first + 2}`, entity, now },
-        '"_eg_touch"',
-      );
-
-    // $1…$n: one TEXT[] per column; $n+1: entity; $n+2: now; with events, $n+3…$n+5 their arrays.
-    const input = columns.map((_, i) => `"_${i + 1}"`);
-    const insertTouch = touch(
-      'last_create_ms',
-      `(SELECT count(*) AS "n" FROM "_eg_rows") AS "_eg_count" WHERE "_eg_count"."n" > 0`,
-      `$${n + 1}`,
-      `$${n + 2}`,
-    );
-    const insert = `WITH "_eg_rows" AS (
-  INSERT INTO ${tableSql} (${[...names, created, updated, version].join(', ')})
-  SELECT ${columns.map((c, i) => `"_eg_input".${input[i]}::${castType(c.kind)}`).join(', ')}, $${n + 2}::BIGINT, $${n + 2}::BIGINT, 1
-    FROM unnest(${columns.map((_, i) => `$${i + 1}::TEXT[]`).join(', ')}) AS "_eg_input"(${input.join(', ')})
-  RETURNING 1
-)${
-      events
-        ? `, "_eg_touch" AS (
-  ${insertTouch}
-  RETURNING 1
-), ${appendAfterTouch(n + 3, `$${n + 1}`, `$${n + 2}`)}
-SELECT min("seq") FROM "_eg_events"`
-        : `
-${insertTouch}`
-    }`;
-
-    // $1…$n: fields; $n+1: now; then the key; then the expected version; then the entity; with
-    // events, their arrays.
-    const k = descriptor.key.length;
-    const update = `WITH "_eg_updated" AS (
-  UPDATE ${tableSql} SET ${names.map((c, i) => `${c} = $${i + 1}`).join(', ')}, ${updated} = $${n + 1}, ${version} = ${version} + 1
-   WHERE ${keyWhere(n + 2)} AND ${version} = $${n + 2 + k}
-  RETURNING ${version}
-), "_eg_touch" AS (
-  ${touch('last_update_ms', '"_eg_updated"', `$${n + 3 + k}`, `$${n + 1}`)}
-  RETURNING 1
-)${
-      events
-        ? `, ${appendAfterTouch(n + 4 + k, `$${n + 3 + k}`, `$${n + 1}`)}
-SELECT ${version}, (SELECT min("seq") FROM "_eg_events") FROM "_eg_updated"`
-        : `
-SELECT ${version} FROM "_eg_updated"`
-    }`;
-    const lockVersion = `SELECT ${select} FROM ${tableSql} WHERE ${keyWhere(1)} AND ${version} = $${k + 1} FOR UPDATE`;
-
-    // $1…$k: the key; [$k+1: expected version]; then entity and now.
-    const remove = (withVersion: boolean): string => {
-      const next = k + 1 + (withVersion ? 1 : 0);
-      return `WITH "_eg_deleted" AS (
-  DELETE FROM ${tableSql} WHERE ${keyWhere(1)}${withVersion ? ` AND ${version} = $${k + 1}` : ''}
-  RETURNING ${select}
-), "_eg_touch" AS (
-  ${touch('last_delete_ms', '"_eg_deleted"', `$${next}`, `$${next + 1}`)}
-  RETURNING 1
-)
-SELECT ${select} FROM "_eg_deleted"`;
-    };
-
-    const keyColumns = keyIndexes.map((i) => columns[i]!);
-    const existing = `SELECT ${keyColumns.map((c) => `"_eg_t".${quoteIdent(c.name)}`).join(', ')}
-  FROM ${tableSql} AS "_eg_t"
-  JOIN unnest(${keyColumns.map((_, i) => `$${i + 1}::TEXT[]`).join(', ')}) AS "_eg_input"(${keyColumns
-    .map((_, i) => `"_${i + 1}"`)
-    .join(', ')})
-    ON ${keyColumns.map((c, i) => `"_eg_t".${quoteIdent(c.name)} = "_eg_input"."_${i + 1}"::${castType(c.kind)}`).join(' AND ')}`;
-
-    return {
-      descriptor,
-      tableSql,
-      columns,
-      keyIndexes,
-      dialect: postgresDialect(descriptor),
-      listSelect,
-      get,
-      insert,
-      update,
-      delete: remove(false),
-      deleteVersion: remove(true),
-      existing,
-      lockVersion,
-      drafter: events ? new ChangeDrafter(descriptor) : undefined,
-    };
+  /**
+   * Has the changes `drafts` a write committed (their arrivals: `row[0]`) numbered, and tells the
+   * watchers of `changes` of them with their seqs (relay.ts), before the write returns.
+   */
+  private async settle(
+    drafts: readonly ChangeDraft[],
+    row: Row | undefined,
+    now: number,
+  ): Promise<void> {
+    const arrivals = row?.[0];
+    if (drafts.length === 0 || typeof arrivals !== 'string') return;
+    await this.relay.settle(drafts, arrivals, now);
   }
 }
 
-// -------------------------------------------------------------------------------------------------
-
-/** True for a complete settings object (as returned by `parsePostgresUrl`). */
-function isSettings(config: PostgresSettings | PostgresDriverOptions): config is PostgresSettings {
-  const required: (keyof PostgresSettings)[] = [
-    'poolMax',
-    'statementTimeoutMs',
-    'connectTimeoutMs',
-    'idleTimeoutMs',
-    'sslMode',
-    'ssl',
-    'applicationName',
-    'channelBinding',
-  ];
-  return required.every((key) => key in config) && !('url' in config);
+/** An open transaction (`PostgresDriver.transaction`): its connection and held-back events. */
+interface OpenTransaction {
+  readonly client: pg.PoolClient;
+  /** The change events of its writes, in write order, in runs of one entity and time. */
+  readonly events: {
+    readonly entity: string;
+    readonly drafts: ChangeDraft[];
+    readonly now: number;
+  }[];
 }
 
-/** Statement names are derived from the text, so a name never meets two different texts. */
-const names = new Map<string, string>();
-function statementName(text: string): string {
-  let name = names.get(text);
-  if (name === undefined) {
-    name = `eg_${shortHash(text, 24)}`;
-    if (names.size > 10_000) names.clear();
-    names.set(text, name);
-  }
-  return name;
+/** What a delete does (SPEC §13): remove the row, mark it deleted, or purge it. */
+interface DeleteHow {
+  readonly op: 'deleted' | 'purged';
+  readonly soft: boolean;
+  /** The caller's subject, for the soft deletes of the cascade. */
+  readonly by: string | null;
 }
 
-function advisoryKey(schema: string | undefined): [number, number] {
-  // First half: "EGen" as a 32-bit integer; second half: hash of the schema (or the default).
-  const hash = Number.parseInt(shortHash(`schema:${schema ?? ''}`, 8), 16) | 0;
-  return [0x4547656e, hash];
-}
-
-/** DDL statement; "already exists" from a concurrent creator (without advisory locks) is fine. */
-async function ddl(client: pg.PoolClient, sql: string): Promise<void> {
-  try {
-    await client.query(sql);
-  } catch (error) {
-    const state = sqlState(error);
-    // unique_violation on the catalog, duplicate_table / _object / _schema
-    if (state === '23505' || state === '42P07' || state === '42710' || state === '42P06') {
-      await client.query(sql);
-      return;
-    }
-    throw error;
-  }
+/** Throws the `UniqueViolationError` of an update that broke a unique index; undefined otherwise. */
+function throwUnique(error: unknown, table: TableDescriptor): undefined {
+  const unique = uniqueViolation(error, table, undefined);
+  if (unique !== undefined) throw unique;
+  return undefined;
 }
 
 /**
- * Replaces the unqualified table of the shared builder's `FROM` with the schema-qualified one;
- * column references stay `"table"."column"`, which PostgreSQL resolves against the FROM item.
+ * Thrown inside a write's transaction when the write did not happen (another writer changed the
+ * record since it was read) after its history version was written: it rolls the version back.
  */
-function qualifyFrom(sql: string, head: string, table: string, tableSql: string): string {
-  const bare = `${head} FROM ${quoteIdent(table)}`;
-  if (!sql.startsWith(bare)) {
-    throw new Error(`PostgreSQL driver: unexpected list SQL shape: ${sql.slice(0, 120)}`);
-  }
-  if (tableSql === quoteIdent(table)) return sql;
-  return `${head} FROM ${tableSql}${sql.slice(bare.length)}`;
-}
-
-function checkTime(now: number): void {
-  if (!Number.isSafeInteger(now))
-    throw new TypeError(`Write time must be integer milliseconds, got ${now}`);
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-function keyParams(state: TableState, key: KeyValues): unknown[] {
-  if (key.length !== state.keyIndexes.length) {
-    throw new Error(
-      `Table ${state.descriptor.table}: expected ${state.keyIndexes.length} key values, got ${key.length}`,
-    );
-  }
-  return state.keyIndexes.map((index, i) =>
-    toParam(state.descriptor.table, state.columns[index]!, key[i]),
-  );
-}
-
-/** A key value as compared in JS: numbers for BIGINT, booleans, everything else as text. */
-function normalizeKey(kind: ColumnKind, value: unknown): unknown {
-  if (kind === 'integer') return Number(value);
-  if (kind === 'boolean') return value === true || value === 'true';
-  return String(value);
-}
-
-function keyString(state: TableState, record: StoredFields): string {
-  return JSON.stringify(
-    state.keyIndexes.map((i) => {
-      const column = state.columns[i]!;
-      return normalizeKey(column.kind, valueOf(column, record));
-    }),
-  );
-}
-
-/** What a record holds in a column: its field, or the column's fixed value. */
-function valueOf(column: ColumnDescriptor, record: StoredFields): unknown {
-  return column.fixed ?? record[column.name];
-}
-
-/** A field value as a bound parameter (pg sends it as text; the statement gives its type). */
-function toParam(table: string, column: ColumnDescriptor, value: unknown): unknown {
-  return toText(table, column, value);
-}
-
-/** A field value as the text PostgreSQL parses for the column's type, or NULL. */
-function toText(table: string, column: ColumnDescriptor, value: unknown): string | null {
-  if (column.fixed !== undefined) return column.fixed;
-  if (value === undefined || value === null) return null;
-  switch (column.kind) {
-    case 'json':
-      return JSON.stringify(value);
-    case 'boolean':
-      if (typeof value !== 'boolean') {
-        throw new TypeError(`${table}.${column.name}: expected a boolean, got ${typeof value}`);
-      }
-      return value ? 'true' : 'false';
-    case 'integer':
-    case 'double':
-      if (typeof value === 'number' && !Number.isFinite(value)) {
-        throw new TypeError(`${table}.${column.name}: expected a finite number, got ${value}`);
-      }
-      return String(value);
-    default:
-      return typeof value === 'string' ? value : String(value);
-  }
-}
-
-function toStored(state: TableState, row: Row): StoredRecord {
-  const { columns } = state;
-  const record: Record<string, unknown> = {};
-  for (let i = 0; i < columns.length; i++) {
-    const value = row[i];
-    if (value === null || value === undefined || columns[i]!.fixed !== undefined) continue;
-    const name = columns[i]!.name;
-    if (name === '__proto__') {
-      Object.defineProperty(record, name, {
-        value,
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
-    } else {
-      record[name] = value;
-    }
-  }
-  const n = columns.length;
-  return {
-    record,
-    version: Number(row[n]),
-    createdAt: Number(row[n + 1]),
-    updatedAt: Number(row[n + 2]),
-  };
-}
+class NotWritten extends Error {}

@@ -1,4 +1,11 @@
+/**
+ * Error mapping of the PostgreSQL driver: which SQLSTATEs and socket errors mean "storage
+ * unavailable" or "retry", and how they become the runtime's errors.
+ */
+import type { TableDescriptor } from '../driver.js';
+import { uniqueIndexNamed } from '../indexes.js';
 import {
+  UniqueViolationError,
   BadRequestError,
   MAX_INDEXED_BYTES,
   QueryTimeoutError,
@@ -127,4 +134,26 @@ export function translateError(error: unknown): unknown {
 export function isRetryable(error: unknown): boolean {
   const state = sqlState(error);
   return state === '40001' || state === '40P01';
+}
+
+/**
+ * The `UniqueViolationError` of a write that broke a unique index of `table` (SQLSTATE 23505
+ * naming one of its unique indexes, not the primary key), or undefined.
+ */
+export function uniqueViolation(
+  error: unknown,
+  table: TableDescriptor,
+  index: number | undefined,
+): UniqueViolationError | undefined {
+  if (sqlState(error) !== '23505' || table.unique === undefined) return undefined;
+  const name = (error as { constraint?: unknown }).constraint;
+  if (typeof name !== 'string') return undefined;
+  const found = uniqueIndexNamed(table, name);
+  if (found === undefined) return undefined;
+  return new UniqueViolationError(
+    table.table,
+    found.columns.map((column) => column.name),
+    index,
+    { cause: error },
+  );
 }

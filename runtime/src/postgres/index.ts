@@ -46,8 +46,14 @@
  * BOOLEAN · date DATE ('YYYY-MM-DD') · datetime TIMESTAMPTZ ('YYYY-MM-DDTHH:mm:ss.sssZ') · json
  * JSONB. Bookkeeping: `_eg_created_ms BIGINT`, `_eg_updated_ms BIGINT`, `_eg_version INTEGER`;
  * tables `_eg_activity`, `_eg_secrets`, and the change events' outbox `_eg_events` with its seq
- * counter `_eg_event_seq` (outbox.ts). Type parsers are set per pool, never on the process-wide
- * `pg.types`.
+ * counter `_eg_event_seq` and its queue `_eg_pending` (outbox.ts, relay.ts). Type parsers are set
+ * per pool, never on the process-wide `pg.types`.
+ *
+ * ## More than one server (SPEC §15)
+ *
+ * From the driver's `env`: `DATABASE_READ_URL` (read replicas, replicas.ts; with
+ * `READ_AFTER_WAIT_MS` and `MAX_REPLICA_LAG_MS`) and `DATABASE_LISTEN_URL` (a direct connection
+ * for LISTEN and start-up when `DATABASE_URL` is a transaction pooler, topology.ts).
  *
  * ## Unavailability
  *

@@ -1,3 +1,9 @@
+/**
+ * Settings of the PostgreSQL driver: the `postgres://` URL grammar and its parameters, the
+ * environment variables (`PGPOOL_MAX` & co.), their defaults and checks, and how the driver's
+ * constructor arguments resolve to one settings object.
+ */
+import type pg from 'pg';
 import { readFileSync } from 'node:fs';
 import type { ConnectionOptions as TlsOptions } from 'node:tls';
 import type { Environment } from '../env.js';
@@ -260,4 +266,59 @@ export function describeSettings(settings: PostgresSettings): string {
   return `postgres://${settings.user === undefined ? '' : `${settings.user}@`}${host}:${port}/${
     settings.database ?? ''
   }${settings.schema === undefined ? '' : ` (schema ${settings.schema})`}`;
+}
+
+/** Options of `PostgresDriver`; explicit values win over URL parameters, which win over the environment. */
+export interface PostgresDriverOptions extends PostgresSettingsOverrides {
+  /** `postgres://` / `postgresql://` URL (grammar in `index.ts`). */
+  readonly url?: string;
+  /**
+   * Environment read for `DATABASE_URL`, `PGPOOL_MAX` & co.; default none (a generated service
+   * passes `process.env`). `pg` itself still falls back to `PGHOST`, `PGUSER` & co.
+   */
+  readonly env?: Environment;
+  /**
+   * Called with errors of idle pooled connections (e.g. the server restarted). The pool drops
+   * such connections and opens new ones on demand; these errors never reach a request and never
+   * crash the process. Default: ignored.
+   */
+  readonly onIdleError?: (error: Error) => void;
+  /** Further `pg.Pool` settings (merged last; for tests and special set-ups). */
+  readonly pool?: Omit<pg.PoolConfig, 'types'>;
+}
+
+/** True for a complete settings object (as returned by `parsePostgresUrl`). */
+function isSettings(config: PostgresSettings | PostgresDriverOptions): config is PostgresSettings {
+  const required: (keyof PostgresSettings)[] = [
+    'poolMax',
+    'statementTimeoutMs',
+    'connectTimeoutMs',
+    'idleTimeoutMs',
+    'sslMode',
+    'ssl',
+    'applicationName',
+    'channelBinding',
+  ];
+  return required.every((key) => key in config) && !('url' in config);
+}
+
+/**
+ * The settings and options of `new PostgresDriver(config, extra)`: a URL (its parameters only: no
+ * environment is read), settings returned by `parsePostgresUrl`, or options (whose `url`
+ * defaults to `DATABASE_URL` of their `env`, then to pg's environment defaults).
+ */
+export function resolveDriverOptions(
+  config: string | PostgresSettings | PostgresDriverOptions,
+  extra: Pick<PostgresDriverOptions, 'onIdleError' | 'pool'>,
+): { readonly settings: PostgresSettings; readonly options: PostgresDriverOptions } {
+  if (typeof config === 'string') {
+    return { settings: parsePostgresUrl(config), options: { ...extra, url: config } };
+  }
+  if (isSettings(config)) return { settings: config, options: extra };
+  const options = { ...extra, ...config };
+  const env = options.env ?? {};
+  return {
+    settings: parsePostgresUrl(options.url ?? env['DATABASE_URL'] ?? 'postgres://', env, options),
+    options,
+  };
 }

@@ -1,6 +1,11 @@
+/**
+ * The PostgreSQL table layout: column types per kind, bookkeeping columns and tables, identifier
+ * quoting, and the DDL of entity tables, indexes and bookkeeping tables.
+ */
 import { createHash } from 'node:crypto';
 import type { ColumnKind, TableDescriptor } from '../driver.js';
-import { compositeIndexes } from '../indexes.js';
+import { compositeIndexes, uniqueIndexes } from '../indexes.js';
+import { DELETED_AT_COLUMN, DELETED_BY_COLUMN } from '../soft-delete.js';
 
 /** Name of the table holding each entity's last create/update/delete time. */
 export const ACTIVITY_TABLE = '_eg_activity';
@@ -134,6 +139,9 @@ export function createTableSql(schema: string | undefined, table: TableDescripto
     `  ${quoteIdent(CREATED_COLUMN)} BIGINT NOT NULL`,
     `  ${quoteIdent(UPDATED_COLUMN)} BIGINT NOT NULL`,
     `  ${quoteIdent(VERSION_COLUMN)} INTEGER NOT NULL`,
+    ...(table.softDelete === true
+      ? [`  ${quoteIdent(DELETED_AT_COLUMN)} BIGINT`, `  ${quoteIdent(DELETED_BY_COLUMN)} TEXT`]
+      : []),
     `  PRIMARY KEY (${table.key.map(quoteIdent).join(', ')})`,
   );
   return `CREATE TABLE IF NOT EXISTS ${qualify(schema, table.table)} (\n${columns.join(',\n')}\n)`;
@@ -141,7 +149,13 @@ export function createTableSql(schema: string | undefined, table: TableDescripto
 
 /** Every column an entity table must have. */
 export function expectedColumns(table: TableDescriptor): string[] {
-  return [...table.columns.map((c) => c.name), CREATED_COLUMN, UPDATED_COLUMN, VERSION_COLUMN];
+  return [
+    ...table.columns.map((c) => c.name),
+    CREATED_COLUMN,
+    UPDATED_COLUMN,
+    VERSION_COLUMN,
+    ...(table.softDelete === true ? [DELETED_AT_COLUMN, DELETED_BY_COLUMN] : []),
+  ];
 }
 
 /**
@@ -172,19 +186,29 @@ export function createIndexSql(schema: string | undefined, table: TableDescripto
 export function tableCompositeIndexes(
   schema: string | undefined,
   table: TableDescriptor,
-): { name: string; fields: readonly string[]; sql: string }[] {
+): { name: string; fields: readonly string[]; sql: string; unique: boolean }[] {
   const keys = new Set(table.key);
-  return compositeIndexes(table).map((index) => {
-    const columns = index.columns.map(({ column, descending }) => {
-      const nulls = keys.has(column.name) ? '' : descending ? ' NULLS LAST' : ' NULLS FIRST';
-      return `${quoteIdent(column.name)}${descending ? ' DESC' : ''}${nulls}`;
-    });
-    return {
+  return [
+    ...compositeIndexes(table).map((index) => {
+      const columns = index.columns.map(({ column, descending }) => {
+        const nulls = keys.has(column.name) ? '' : descending ? ' NULLS LAST' : ' NULLS FIRST';
+        return `${quoteIdent(column.name)}${descending ? ' DESC' : ''}${nulls}`;
+      });
+      return {
+        name: index.name,
+        fields: index.fields,
+        sql: `CREATE INDEX IF NOT EXISTS ${quoteIdent(index.name)} ON ${qualify(schema, table.table)} (${columns.join(', ')})`,
+        unique: false,
+      };
+    }),
+    // Unique rules (SPEC §16); NULLs are distinct, so absent values never collide.
+    ...uniqueIndexes(table).map((index) => ({
       name: index.name,
-      fields: index.fields,
-      sql: `CREATE INDEX IF NOT EXISTS ${quoteIdent(index.name)} ON ${qualify(schema, table.table)} (${columns.join(', ')})`,
-    };
-  });
+      fields: index.columns.map((column) => column.name),
+      sql: `CREATE UNIQUE INDEX IF NOT EXISTS ${quoteIdent(index.name)} ON ${qualify(schema, table.table)} (${index.columns.map((column) => quoteIdent(column.name)).join(', ')})`,
+      unique: true,
+    })),
+  ];
 }
 
 /** The indexes `createIndexSql` creates: one per indexed column but JSON and the first key column. */
@@ -196,12 +220,24 @@ export function tableIndexes(
     .map((c) => ({ field: c.name, name: indexName(table.table, c.name), column: c.name }));
 }
 
+/** The sequence of a table's `generated: sequence` key column: `<table>__<column>__seq`. */
+export function sequenceNameOf(table: TableDescriptor): string {
+  const name = `${table.table}__${table.sequence ?? ''}__seq`;
+  if (Buffer.byteLength(name) <= MAX_IDENTIFIER_BYTES) return name;
+  return `${Buffer.from(table.table)
+    .subarray(0, 40)
+    .toString()
+    .replace(/\uFFFD+$/, '')}_${createHash('sha1').update(name).digest('hex').slice(0, 12)}_seq`;
+}
+
 /** Table holding the service's generated secrets (the key that signs list cursors). */
 export const SECRETS_TABLE = '_eg_secrets';
 /** The outbox: one row per committed change (SPEC §9; see outbox.ts). */
 export const EVENTS_TABLE = '_eg_events';
 /** The one-row counter that hands out the outbox's seqs. */
 export const EVENT_SEQ_TABLE = '_eg_event_seq';
+/** The queue of committed changes not yet numbered (outbox.ts, relay.ts). */
+export const PENDING_TABLE = '_eg_pending';
 
 export function createSecretsTableSql(schema: string | undefined): string {
   return `CREATE TABLE IF NOT EXISTS ${qualify(schema, SECRETS_TABLE)} (

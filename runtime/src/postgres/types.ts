@@ -1,3 +1,7 @@
+/**
+ * How `pg` parses the values the driver reads back: BIGINT as numbers, NUMERIC, DATE and
+ * timestamps as their canonical text.
+ */
 import pg from 'pg';
 import type { CustomTypesConfig } from 'pg';
 
@@ -34,12 +38,7 @@ export function canonicalTimestamptz(text: string): string {
   if (bc !== undefined) year = 1 - year;
   const date = new Date(0);
   date.setUTCFullYear(year, Number(mo) - 1, Number(d));
-  date.setUTCHours(
-    Number(h),
-    Number(mi),
-    Number(s),
-    Number(((fraction ?? '') + '000').slice(0, 3)),
-  );
+  date.setUTCHours(Number(h), Number(mi), Number(s), Number(`${fraction ?? ''}000`.slice(0, 3)));
   let ms = date.getTime();
   if (sign !== undefined) {
     const offset = (Number(oh) * 3600 + Number(om ?? 0) * 60 + Number(os ?? 0)) * 1000;

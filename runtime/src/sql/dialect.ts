@@ -1,3 +1,7 @@
+/**
+ * The interface each SQL dialect fills for the shared list/count builder, and the bound-parameter
+ * list it writes into.
+ */
 import type { ColumnDescriptor, ColumnKind, KeyValue } from '../driver.js';
 
 /**
@@ -29,6 +33,12 @@ export interface SqlDialect {
 
   /** Double-quoted identifier. */
   quoteIdentifier(name: string): string;
+
+  /**
+   * The table `name` as a subquery's FROM names it (schema-qualified where the driver uses a
+   * schema); the quoted name when absent.
+   */
+  qualifiedTable?(name: string): string;
 
   /**
    * The expression filtering and ordering use for a top-level column. `tableSql` is the quoted
@@ -66,10 +76,20 @@ export interface SqlDialect {
   /** The parameter value compared against an operand of `kind` in `'compare'` mode. */
   encodeOperand(kind: ColumnKind, value: KeyValue): unknown;
 
-  /** Literal, case-sensitive substring tests of `operand` against the non-empty text `needle`. */
-  contains(operand: string, needle: string, params: SqlParams): string;
-  startsWith(operand: string, needle: string, params: SqlParams): string;
-  endsWith(operand: string, needle: string, params: SqlParams): string;
+  /**
+   * Literal substring tests of `operand` against the non-empty text `needle`: case-sensitive, or
+   * with `folded` on the case-folded needle (the caller folds the operand with `fold`).
+   */
+  contains(operand: string, needle: string, params: SqlParams, folded?: boolean): string;
+  startsWith(operand: string, needle: string, params: SqlParams, folded?: boolean): string;
+  endsWith(operand: string, needle: string, params: SqlParams, folded?: boolean): string;
+
+  /**
+   * The text expression `sql` case-folded for the case-insensitive operators (IEQUALS & co.):
+   * each character mapped to its simple uppercase, then to its simple lowercase (so `ß`, `ſ`,
+   * `K` (Kelvin) and final `ς` meet their usual partners), the same mapping on both sides.
+   */
+  fold(sql: string): string;
 
   /** One ORDER BY term, with NULLs first ascending and last descending. */
   orderTerm(operand: string, descending: boolean): string;

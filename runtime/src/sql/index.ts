@@ -1,3 +1,6 @@
+/**
+ * The shared SQL builder of both drivers: dialect interface, list/count/filter SQL, keyset paging.
+ */
 export { SqlParams, quoteIdentifier, type OperandMode, type SqlDialect } from './dialect.js';
 export {
   buildConditionSql,

@@ -1,13 +1,19 @@
+/**
+ * The list and count SQL both drivers run, built once from a `ListQuery`: filters, ordering with
+ * the key tie-break, offset or keyset paging; the dialect fills the column and value syntax.
+ */
 import type {
   ColumnDescriptor,
   CountQuery,
   FilterCondition,
+  FilterExpression,
   FilterGroup,
   KeyValue,
   ListQuery,
   OrderTerm,
   TableDescriptor,
 } from '../driver.js';
+import { DELETED_AT_COLUMN, deletedCondition } from '../soft-delete.js';
 import { SqlParams, type OperandMode, type SqlDialect } from './dialect.js';
 
 /**
@@ -47,23 +53,34 @@ export interface BuiltSql {
   readonly params: unknown[];
 }
 
-/** Builds the SELECT for a list query; `select` is the select list (dialect-specific decoding). */
+/**
+ * Builds the SELECT for a list query; `select` is the select list (dialect-specific decoding).
+ * With `withCount`, one more column follows the select list: the number of records matching the
+ * query's filters (an uncorrelated scalar subquery, so it is read in the statement's snapshot);
+ * both FROMs are then schema-qualified by the dialect.
+ */
 export function buildListSql(
   dialect: SqlDialect,
   table: TableDescriptor,
   query: ListQuery,
   select: string,
+  withCount = false,
 ): BuiltSql {
   const params = new SqlParams(dialect);
   const tableSql = dialect.quoteIdentifier(table.table);
+  // Built first: with `?` placeholders, parameters are bound in the order they appear.
+  const countColumn = withCount ? `, (${countSql(dialect, table, query, params)})` : '';
   const conditions: string[] = [];
-  const filter = buildFilterSql(dialect, table, query.filters, params);
+  const filter = queryFilterSql(dialect, table, query, params);
   if (filter !== undefined) conditions.push(filter);
   const terms = resolveSortTerms(dialect, table, query.orderBy);
   if (query.after !== undefined) {
     conditions.push(...buildKeysetSql(dialect, terms, alignAfter(table, query, terms), params));
   }
-  let sql = `SELECT ${select} FROM ${tableSql}`;
+  // The counted form names its table as the subquery does (schema-qualified where the driver
+  // uses a schema); the plain form leaves that to the driver.
+  const from = withCount ? (dialect.qualifiedTable?.(table.table) ?? tableSql) : tableSql;
+  let sql = `SELECT ${select}${countColumn} FROM ${from}`;
   if (conditions.length > 0) sql += ` WHERE ${conditions.join(' AND ')}`;
   sql += ` ORDER BY ${terms.map((t) => dialect.orderTerm(t.operand, t.descending)).join(', ')}`;
   const limit =
@@ -84,10 +101,73 @@ export function buildCountSql(
   query: CountQuery,
 ): BuiltSql {
   const params = new SqlParams(dialect);
-  const filter = buildFilterSql(dialect, table, query.filters, params);
+  const filter = queryFilterSql(dialect, table, query, params);
   let sql = `SELECT count(*) FROM ${dialect.quoteIdentifier(table.table)}`;
   if (filter !== undefined) sql += ` WHERE ${filter}`;
   return { sql, params: params.values };
+}
+
+/** `SELECT count(*)` of the query's filters as a subquery (its table schema-qualified). */
+function countSql(
+  dialect: SqlDialect,
+  table: TableDescriptor,
+  query: CountQuery,
+  params: SqlParams,
+): string {
+  const from = dialect.qualifiedTable?.(table.table) ?? dialect.quoteIdentifier(table.table);
+  const filter = queryFilterSql(dialect, table, query, params);
+  return `SELECT count(*) FROM ${from}${filter === undefined ? '' : ` WHERE ${filter}`}`;
+}
+
+/**
+ * The WHERE condition of a query: the live rows of a `softDelete` table unless it asks for
+ * deleted ones (SPEC §13), its filter groups and its expression; `undefined` without any.
+ */
+function queryFilterSql(
+  dialect: SqlDialect,
+  table: TableDescriptor,
+  query: CountQuery,
+  params: SqlParams,
+): string | undefined {
+  const parts: string[] = [];
+  const live = liveCondition(dialect, table, query);
+  if (live !== undefined) parts.push(live);
+  const groups = buildFilterSql(dialect, table, query.filters, params);
+  if (groups !== undefined) parts.push(groups);
+  if (query.expression !== undefined)
+    parts.push(buildExpressionSql(dialect, table, query.expression, params));
+  return parts.length === 0 ? undefined : parts.join(' AND ');
+}
+
+/**
+ * A filter expression as SQL. Its logic is two-valued (see `FilterExpression`): SQL's NULL of a
+ * comparison with an absent value counts as false, so NOT is written `IS NOT TRUE` (true for
+ * NULL); AND and OR already treat NULL as false would at the top of a WHERE.
+ */
+export function buildExpressionSql(
+  dialect: SqlDialect,
+  table: TableDescriptor,
+  expression: FilterExpression,
+  params: SqlParams,
+): string {
+  if ('condition' in expression)
+    return `(${buildConditionSql(dialect, table, expression.condition, params)})`;
+  if ('not' in expression)
+    return `((${buildExpressionSql(dialect, table, expression.not, params)}) IS NOT TRUE)`;
+  const operands = 'and' in expression ? expression.and : expression.or;
+  if (operands.length === 0) return 'and' in expression ? '(1 = 1)' : '(1 = 0)';
+  const parts = operands.map((operand) => buildExpressionSql(dialect, table, operand, params));
+  return `(${parts.join('and' in expression ? ' AND ' : ' OR ')})`;
+}
+
+/** Which rows of a `softDelete` table the query sees (SPEC §13): live ones unless it asks. */
+function liveCondition(
+  dialect: SqlDialect,
+  table: TableDescriptor,
+  query: CountQuery,
+): string | undefined {
+  const column = `${dialect.quoteIdentifier(table.table)}.${dialect.quoteIdentifier(DELETED_AT_COLUMN)}`;
+  return deletedCondition(table, column, query.deleted);
 }
 
 /** The WHERE condition of the filters, or `undefined` when there are none. */
@@ -101,6 +181,8 @@ export function buildFilterSql(
   return filters
     .map((group) => {
       if (group.anyOf.length === 0) return '(1 = 0)';
+      const list = equalsListSql(dialect, table, group.anyOf, params);
+      if (list !== undefined) return list;
       const parts = group.anyOf.map((c) => buildConditionSql(dialect, table, c, params));
       return parts.length === 1 ? parts[0]! : `(${parts.join(' OR ')})`;
     })
@@ -109,6 +191,38 @@ export function buildFilterSql(
 
 const NEGATED = new Set(['NOT_EQUALS', 'NOT_CONTAINS']);
 
+/**
+ * `column IN (…)` for a group of EQUALS conditions on one plain column (a repeated filter, or the
+ * keys an expansion looks up): the same rows as the ORs of `column = ?`, one parameter list the
+ * database matches at once. `undefined` for any other group.
+ */
+function equalsListSql(
+  dialect: SqlDialect,
+  table: TableDescriptor,
+  anyOf: readonly FilterCondition[],
+  params: SqlParams,
+): string | undefined {
+  if (anyOf.length < 2) return undefined;
+  const first = anyOf[0]!;
+  if (first.path.length !== 1) return undefined;
+  const name = first.path[0]!;
+  for (const condition of anyOf) {
+    if (
+      condition.operator !== 'EQUALS' ||
+      condition.through !== undefined ||
+      condition.arrayMembership === true ||
+      condition.path.length !== 1 ||
+      condition.path[0] !== name
+    )
+      return undefined;
+  }
+  const column = findColumn(table, name);
+  if (column === undefined || column.kind === 'json') return undefined;
+  const operand = dialect.columnOperand(dialect.quoteIdentifier(table.table), column, 'compare');
+  const values = anyOf.map((c) => params.add(dialect.encodeOperand(column.kind, c.value)));
+  return `${operand} IN (${values.join(', ')})`;
+}
+
 /** One filter condition as a boolean SQL expression. */
 export function buildConditionSql(
   dialect: SqlDialect,
@@ -116,6 +230,7 @@ export function buildConditionSql(
   condition: FilterCondition,
   params: SqlParams,
 ): string {
+  if (condition.through !== undefined) return throughSql(dialect, table, condition, params);
   const [name, ...path] = condition.path;
   const column = name === undefined ? undefined : findColumn(table, name);
   if (column === undefined) {
@@ -126,6 +241,14 @@ export function buildConditionSql(
   const tableSql = dialect.quoteIdentifier(table.table);
   const columnSql = `${tableSql}.${dialect.quoteIdentifier(column.name)}`;
   const { operator, kind, value } = condition;
+  if (operator === 'IS_NULL' || operator === 'IS_NOT_NULL') {
+    // The stored text of the value: a JSON null inside an OBJECT reads as absent too.
+    const operand =
+      column.kind === 'json' && path.length > 0
+        ? dialect.jsonOperand(columnSql, path, 'text', 'text', params)
+        : columnSql;
+    return `${operand} ${operator === 'IS_NULL' ? 'IS NULL' : 'IS NOT NULL'}`;
+  }
   const mode: OperandMode = isTextOperator(operator) ? 'text' : 'compare';
 
   if (condition.arrayMembership === true) {
@@ -169,14 +292,55 @@ export function buildConditionSql(
   return compare(dialect, operand(), operator as PositiveOperator, valueKind, value, params);
 }
 
-type PositiveOperator = Exclude<FilterCondition['operator'], 'NOT_EQUALS' | 'NOT_CONTAINS'>;
+/**
+ * A condition on the record a reference names: `EXISTS` of that record, joined by its key to the
+ * reference's column, meeting the condition (served by the target's primary key and, for the
+ * condition, its own index where the field has one).
+ */
+function throughSql(
+  dialect: SqlDialect,
+  table: TableDescriptor,
+  condition: FilterCondition,
+  params: SqlParams,
+): string {
+  const { through, ...inner } = condition;
+  const target = through!.target;
+  if (target.key.length !== 1) {
+    throw new Error(`Filter through ${through!.field}: ${target.table} has a composite key`);
+  }
+  const alias = '_eg_ref';
+  const aliased: TableDescriptor = { ...target, table: alias };
+  const q = (name: string): string => dialect.quoteIdentifier(name);
+  const from = dialect.qualifiedTable?.(target.table) ?? q(target.table);
+  const join = `${q(alias)}.${q(target.key[0]!)} = ${q(table.table)}.${q(through!.field)}`;
+  // Absent (no reference, or no such record) matches only the negated operators, as an absent
+  // field does: `category.name[!]=tools` is NOT EXISTS a category named tools.
+  const negated = NEGATED.has(inner.operator);
+  const positive: FilterCondition = negated
+    ? { ...inner, operator: inner.operator === 'NOT_EQUALS' ? 'EQUALS' : 'CONTAINS' }
+    : inner;
+  const test = buildConditionSql(dialect, aliased, positive, params);
+  // A soft-deleted target is absent (SPEC §13).
+  const live = deletedCondition(target, `${q(alias)}.${q(DELETED_AT_COLUMN)}`, undefined);
+  const where = live === undefined ? `${join} AND ${test}` : `${join} AND ${live} AND ${test}`;
+  return `${negated ? 'NOT ' : ''}EXISTS (SELECT 1 FROM ${from} AS ${q(alias)} WHERE ${where})`;
+}
+
+type PositiveOperator = Exclude<
+  FilterCondition['operator'],
+  'NOT_EQUALS' | 'NOT_CONTAINS' | 'IS_NULL' | 'IS_NOT_NULL'
+>;
 
 function isTextOperator(operator: FilterCondition['operator']): boolean {
   return (
     operator === 'CONTAINS' ||
     operator === 'NOT_CONTAINS' ||
     operator === 'STARTS_WITH' ||
-    operator === 'ENDS_WITH'
+    operator === 'ENDS_WITH' ||
+    operator === 'IEQUALS' ||
+    operator === 'ICONTAINS' ||
+    operator === 'ISTARTS_WITH' ||
+    operator === 'IENDS_WITH'
   );
 }
 
@@ -207,6 +371,19 @@ function compare(
       if (operator === 'CONTAINS') return dialect.contains(operand, needle, params);
       if (operator === 'STARTS_WITH') return dialect.startsWith(operand, needle, params);
       return dialect.endsWith(operand, needle, params);
+    }
+    // Case-insensitive: the folded text against the folded needle.
+    case 'IEQUALS':
+      return `${dialect.fold(operand)} = ${dialect.fold(params.add(String(value)))}`;
+    case 'ICONTAINS':
+    case 'ISTARTS_WITH':
+    case 'IENDS_WITH': {
+      const needle = String(value);
+      if (needle === '') return `${operand} IS NOT NULL`;
+      const folded = dialect.fold(operand);
+      if (operator === 'ICONTAINS') return dialect.contains(folded, needle, params, true);
+      if (operator === 'ISTARTS_WITH') return dialect.startsWith(folded, needle, params, true);
+      return dialect.endsWith(folded, needle, params, true);
     }
     default: {
       const never: never = operator;

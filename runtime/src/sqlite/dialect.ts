@@ -1,3 +1,8 @@
+/**
+ * The SQLite pieces of the shared list/count SQL builder (sql/query.ts): JSON paths, DECIMAL
+ * shadow columns and the functions that compute them.
+ */
+import { foldCase } from '../fold.js';
 import type { ColumnDescriptor, ColumnKind, KeyValue } from '../driver.js';
 import {
   quoteIdentifier,
@@ -9,6 +14,14 @@ import { requireDecimalSortKey } from './decimal-key.js';
 
 /** SQL function (registered on every connection) returning the sortable key of a decimal. */
 export const DECIMAL_KEY_FUNCTION = 'eg_decimal_key';
+
+/** The SQL function that case-folds text (`foldCase`), registered on every connection. */
+export const FOLD_FUNCTION = 'eg_fold';
+
+/** The needle of a text test, bound already folded (the same function folds the operand). */
+function bindNeedle(needle: string, params: SqlParams, folded: boolean): string {
+  return params.add(folded ? foldCase(needle) : needle);
+}
 
 /**
  * SQL function (registered on every connection, used by migrations) returning the canonical
@@ -97,16 +110,22 @@ export const sqliteDialect: SqlDialect = {
     }
   },
 
-  contains(operand: string, needle: string, params: SqlParams): string {
-    return `instr(${operand}, ${params.add(needle)}) > 0`;
+  contains(operand: string, needle: string, params: SqlParams, folded = false): string {
+    return `instr(${operand}, ${bindNeedle(needle, params, folded)}) > 0`;
   },
 
-  startsWith(operand: string, needle: string, params: SqlParams): string {
-    return `substr(${operand}, 1, length(${params.add(needle)})) = ${params.add(needle)}`;
+  startsWith(operand: string, needle: string, params: SqlParams, folded = false): string {
+    const first = bindNeedle(needle, params, folded);
+    return `substr(${operand}, 1, length(${first})) = ${bindNeedle(needle, params, folded)}`;
   },
 
-  endsWith(operand: string, needle: string, params: SqlParams): string {
-    return `substr(${operand}, -length(${params.add(needle)})) = ${params.add(needle)}`;
+  endsWith(operand: string, needle: string, params: SqlParams, folded = false): string {
+    const first = bindNeedle(needle, params, folded);
+    return `substr(${operand}, -length(${first})) = ${bindNeedle(needle, params, folded)}`;
+  },
+
+  fold(sql: string): string {
+    return `${FOLD_FUNCTION}(${sql})`;
   },
 
   orderTerm(operand: string, descending: boolean): string {

@@ -1,58 +1,85 @@
-import { mkdirSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import Database from 'better-sqlite3';
+/**
+ * `SqliteDriver`: the storage driver on better-sqlite3. The class ties the parts together:
+ * connection.ts opens the database, setup.ts creates tables and runs migrations, statements.ts
+ * prepares each table's statements, group-commit.ts commits writes, readers.ts runs lists and
+ * counts in worker threads, outbox.ts keeps the change events, errors.ts maps SQLite errors.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { resolve } from 'node:path';
+import type Database from 'better-sqlite3';
 import type {
   ChangeFeed,
   CountQuery,
+  CountedList,
+  DeletedRecord,
+  DeleteOptions,
   EntityActivity,
+  HistoryEntry,
   KeyValues,
   ListQuery,
-  MigrationScript,
   OpenOptions,
   RecordTexts,
+  RecordUpdate,
   StorageDriver,
   StoredChange,
   StoredFields,
   StoredRecord,
   TableDescriptor,
   UpdateResult,
+  WriteOptions,
 } from '../driver.js';
-import { toDecimal } from '../convert.js';
-import { ChangeDrafter, ChangeListeners, type ChangeDraft } from '../events/change.js';
-import { DuplicateKeyError, StorageUnavailableError } from '../errors.js';
-import {
-  MIGRATIONS_TABLE,
-  migrationChecksum,
-  migrationFailed,
-  planMigrationRun,
-  type AppliedMigration,
-} from '../migrations.js';
-import { indexBoundsList } from '../indexes.js';
+import { ChangeListeners } from '../events/change.js';
+import { historyEntities, historyId } from '../history.js';
+import { StorageUnavailableError } from '../errors.js';
+import { indexBoundsCount, indexBoundsList } from '../indexes.js';
 import { quoteIdentifier } from '../sql/dialect.js';
 import { buildCountSql, buildListSql, type BuiltSql } from '../sql/query.js';
-import { decimalSortKey } from './decimal-key.js';
-import { ReadPool, ReaderError } from './readers.js';
-import { rowTexts } from './record-text.js';
-import { DECIMAL_KEY_FUNCTION, DECIMAL_TEXT_FUNCTION, sqliteDialect } from './dialect.js';
+import { openConnection } from './connection.js';
+import { sqliteDialect } from './dialect.js';
+import { isPrimaryKeyViolation, mapError, uniqueViolation } from './errors.js';
+import { WriteQueue, type Written } from './group-commit.js';
 import { resolveSqliteOptions, type SqliteOptions, type SqliteSynchronous } from './options.js';
-import { createEventsTableSql, SqliteOutbox } from './outbox.js';
+import { SqliteHistory } from './history.js';
+import { SqliteOutbox } from './outbox.js';
+import { ReadPool } from './readers.js';
+import { SqliteReferences } from './references.js';
+import { ReferenceGraph, ReferenceMissingError } from '../references.js';
+import { checkDeletionTime } from '../soft-delete.js';
+import { projectShape, rowTexts } from './record-text.js';
+import { SECRETS_TABLE, TableLayout, sequenceName } from './schema.js';
+import { setUpDatabase } from './setup.js';
 import {
-  ACTIVITY_TABLE,
-  SECRETS_TABLE,
-  CREATED_COLUMN,
-  TableLayout,
-  UPDATED_COLUMN,
-  VERSION_COLUMN,
-} from './schema.js';
-
-type Statement = Database.Statement<unknown[], unknown>;
-type Row = unknown[];
+  GET_MANY_KEYS,
+  NOT_ALL_UPDATED,
+  prepareShared,
+  prepareTable,
+  type PendingUpdate,
+  type Row,
+  type SharedStatements,
+  type Statement,
+  type TableState,
+} from './statements.js';
 
 /**
  * The most index entries (offset + limit, with the look-ahead row) a list served by a composite
  * index may read on the main connection; a longer one runs in a reader.
  */
 export const INDEX_PAGE_ROWS = 1001;
+
+/**
+ * The most matches a count an index bounds may have found last time to run on the main connection
+ * (index entries only, well under a millisecond); a count that found more runs in a reader.
+ */
+export const COUNT_MAIN_ROWS = 5000;
+/** Size hints kept for counts (by statement and values, least recently used out). */
+const COUNT_HINTS = 1000;
+
+function countHintKey(sql: string, params: readonly unknown[]): string {
+  let key = sql;
+  for (const value of params)
+    key += typeof value === 'string' ? `\0s${value}` : `\0${String(value)}`;
+  return key;
+}
 
 /** Upper bound of the cache of list/count statements (keyed by SQL text, least recently used out). */
 const QUERY_CACHE_SIZE = 200;
@@ -72,49 +99,6 @@ export interface SqliteDiagnostics {
   readonly cachedQueries: number;
   /** Write transactions this driver ran so far (a group commit counts once). */
   readonly writeCommits: number;
-}
-
-/** Prepared statements of one table. */
-interface TableState {
-  readonly layout: TableLayout;
-  readonly get: Statement;
-  readonly insert: Statement;
-  readonly update: Statement;
-  readonly delete: Statement;
-  readonly deleteVersion: Statement;
-  readonly insertMany: Database.Transaction<
-    (records: readonly StoredFields[], now: number) => StoredChange[]
-  >;
-  readonly updateOne: Database.Transaction<
-    (params: unknown[], now: number, change: PendingUpdate) => Written<number>
-  >;
-  readonly deleteOne: Database.Transaction<
-    (statement: Statement, params: unknown[], now: number) => Written<Row | undefined>
-  >;
-}
-
-/** What `update` stores, for its change events. */
-interface PendingUpdate {
-  readonly key: KeyValues;
-  readonly record: StoredFields;
-  /** The key as bound parameters, to read the record a rename deletes. */
-  readonly keyParams: readonly unknown[];
-}
-
-/** A write waiting for its group commit. */
-interface QueuedWrite {
-  readonly work: (grouped: boolean) => Written<unknown>;
-  readonly resolve: (value: unknown) => void;
-  readonly reject: (error: unknown) => void;
-  /** Set once the write ran (and stays set only if its savepoint was kept). */
-  written?: Written<unknown>;
-  error?: unknown;
-}
-
-/** The result of a write transaction and the changes it appended. */
-interface Written<T> {
-  readonly result: T;
-  readonly changes: readonly StoredChange[];
 }
 
 /**
@@ -155,26 +139,23 @@ export class SqliteDriver implements StorageDriver {
   /** Whether writes append change events (`OpenOptions.events`). */
   private events = true;
   private outbox: SqliteOutbox | undefined;
+  private kept: SqliteHistory | undefined;
   private readonly listeners = new ChangeListeners();
   private readonly tables = new Map<string, TableState>();
   private readonly queryCache = new Map<string, Statement>();
-  /** Writes waiting for the next group commit, in arrival order. */
-  private queue: QueuedWrite[] = [];
-  /** Write transactions run (see `diagnostics`). */
-  private writeCommits = 0;
-  /** Whether a group commit is scheduled (`setImmediate`) and not yet run. */
-  private flushScheduled = false;
-  /** Runs a group of writes in one IMMEDIATE transaction, one savepoint each. */
-  private group: ((batch: readonly QueuedWrite[]) => void) | undefined;
-  private statements:
-    | {
-        readonly ping: Statement;
-        readonly activity: Statement;
-        readonly touchCreate: Statement;
-        readonly touchUpdate: Statement;
-        readonly touchDelete: Statement;
-      }
-    | undefined;
+  /** Whether a count statement's plan searches an index (by SQL text). */
+  private readonly countPlans = new Map<string, boolean>();
+  /** The last result of each count an index bounds (by statement and values). */
+  private readonly countHints = new Map<string, number>();
+  /** The writes, committed alone or in groups (group-commit.ts). */
+  private readonly writes: WriteQueue;
+  private statements: SharedStatements | undefined;
+  /** The transaction (`transaction`) whose asynchronous context a call runs in, if any. */
+  private readonly scope = new AsyncLocalStorage<OpenTransaction>();
+  /** Settles when the transaction now open ends; undefined when none is open. */
+  private gate: Promise<void> | undefined;
+  /** Settles when the last transaction begun so far has ended (they run one after another). */
+  private lastTransaction: Promise<void> = Promise.resolve();
 
   constructor(options: SqliteOptions) {
     const resolved = resolveSqliteOptions(options);
@@ -186,11 +167,17 @@ export class SqliteDriver implements StorageDriver {
     this.queryTimeoutMs = resolved.queryTimeoutMs;
     this.groupCommit = resolved.groupCommit;
     this.cacheSizeKiB = resolved.cacheSizeKiB;
-    const run = <T>(fn: (outbox: SqliteOutbox) => T): Promise<T> => {
+    this.writes = new WriteQueue(
+      () => this.database(),
+      (committed) => this.emit(committed),
+      this.groupCommit,
+    );
+    const run = async <T>(fn: (outbox: SqliteOutbox) => T): Promise<T> => {
+      await this.outside();
       try {
-        return Promise.resolve(fn(this.openOutbox()));
+        return fn(this.openOutbox());
       } catch (error) {
-        return Promise.reject(mapError(error));
+        throw mapError(error);
       }
     };
     this.changes = {
@@ -213,32 +200,23 @@ export class SqliteDriver implements StorageDriver {
       const db = this.connect();
       const layouts = tables.map((t) => new TableLayout(t));
       this.events = options.events !== false;
-      // One IMMEDIATE transaction: migrations, then missing tables. Another process starting at
-      // the same time waits on the busy timeout and then finds the migrations recorded.
-      db.transaction(() => {
-        if (options.migrations !== undefined) applied = runMigrations(db, options.migrations);
-        db.exec(
-          `CREATE TABLE IF NOT EXISTS ${quoteIdentifier(ACTIVITY_TABLE)} (\n` +
-            `  entity TEXT NOT NULL PRIMARY KEY,\n` +
-            `  last_create_ms INTEGER,\n  last_update_ms INTEGER,\n  last_delete_ms INTEGER\n` +
-            `) WITHOUT ROWID`,
-        );
-        db.exec(
-          `CREATE TABLE IF NOT EXISTS ${quoteIdentifier(SECRETS_TABLE)} (\n` +
-            `  name TEXT NOT NULL PRIMARY KEY,\n  value TEXT NOT NULL\n) WITHOUT ROWID`,
-        );
-        // Created at start like the other bookkeeping tables, so services that existed before
-        // change events get their outbox without a migration.
-        db.exec(createEventsTableSql());
-        for (const layout of layouts) {
-          db.exec(layout.createTableSql());
-          checkColumns(db, layout);
-          for (const statement of layout.createIndexSql()) db.exec(statement);
-        }
-      }).immediate();
-      this.prepareShared(db);
-      for (const layout of layouts)
-        this.tables.set(layout.descriptor.table, this.prepareTable(db, layout));
+      applied = setUpDatabase(db, layouts, options.migrations);
+      if (this.statements === undefined) {
+        this.statements = prepareShared(db);
+        this.outbox = new SqliteOutbox(db);
+      }
+      this.kept = new SqliteHistory(db, historyEntities(tables));
+      const shared = this.statements;
+      const outbox = this.outbox!;
+      const events = (): boolean => this.events;
+      const graph = new ReferenceGraph(tables);
+      const references = graph.empty
+        ? undefined
+        : new SqliteReferences(db, graph, (descriptor) => this.state(descriptor), shared);
+      for (const layout of layouts) {
+        const state = prepareTable(db, layout, shared, outbox, this.kept, events, () => references);
+        this.tables.set(layout.descriptor.table, state);
+      }
     } catch (error) {
       throw mapError(error);
     }
@@ -246,11 +224,52 @@ export class SqliteDriver implements StorageDriver {
   }
 
   async get(table: TableDescriptor, key: KeyValues): Promise<StoredRecord | undefined> {
-    return this.getNow(table, key);
+    if (this.gate !== undefined) await this.outside();
+    return this.readNow(table, key);
   }
 
-  /** Reads by key on the main connection, synchronously (no reader thread: it is one lookup). */
+  async getMany(
+    table: TableDescriptor,
+    keys: readonly KeyValues[],
+  ): Promise<(StoredRecord | undefined)[]> {
+    if (this.gate !== undefined) await this.outside();
+    const state = this.state(table);
+    const many = state.getMany;
+    if (many === undefined || keys.length < 2) return keys.map((key) => this.readNow(table, key));
+    try {
+      const params: unknown[] = [];
+      for (const key of keys) state.layout.keyParams(key, params);
+      // Found by `IN` exactly when the key column holds the very value (text compares by bytes).
+      if (params.some((value) => typeof value !== many.keyType))
+        return keys.map((key) => this.readNow(table, key));
+      const rows = new Map<unknown, Row>();
+      for (let start = 0; start < params.length; start += GET_MANY_KEYS) {
+        const chunk = params.slice(start, start + GET_MANY_KEYS);
+        // The last chunk repeats its last key up to the statement's count (IN ignores repeats).
+        while (chunk.length < GET_MANY_KEYS) chunk.push(chunk[chunk.length - 1]);
+        for (const row of many.statement.all(chunk) as Row[]) rows.set(row[many.keyColumn], row);
+      }
+      return params.map((value) => {
+        const row = rows.get(value);
+        return row === undefined ? undefined : toStored(state.layout, row);
+      });
+    } catch (error) {
+      throw mapError(error);
+    }
+  }
+
+  /**
+   * Reads by key on the main connection, synchronously (no reader thread: it is one lookup).
+   * While a transaction is open it throws: the main connection would see its uncommitted writes
+   * (the fast path then hands the request to `get`, which waits for the commit).
+   */
   readonly getNow = (table: TableDescriptor, key: KeyValues): StoredRecord | undefined => {
+    if (this.gate !== undefined && this.scope.getStore() === undefined)
+      throw new Error('SQLite driver: a transaction is open');
+    return this.readNow(table, key);
+  };
+
+  private readNow(table: TableDescriptor, key: KeyValues): StoredRecord | undefined {
     try {
       const state = this.state(table);
       const params: unknown[] = [];
@@ -260,20 +279,103 @@ export class SqliteDriver implements StorageDriver {
     } catch (error) {
       throw mapError(error);
     }
-  };
+  }
+
+  /**
+   * Runs `work` in one IMMEDIATE transaction on the main connection. Transactions run one after
+   * another; while one is open, the other calls of this driver that use the main connection wait
+   * for its end (they would see its uncommitted writes), and the calls made in `work`'s context
+   * run inside it, each write in a savepoint of its own. Readers in worker threads see only
+   * committed data and keep running. The change events are announced after the commit.
+   */
+  async transaction<T>(work: () => Promise<T>): Promise<T> {
+    if (this.scope.getStore() !== undefined) return await work();
+    const before = this.lastTransaction;
+    let end!: () => void;
+    const ended = new Promise<void>((resolve) => {
+      end = resolve;
+    });
+    this.lastTransaction = before.then(() => ended);
+    await before;
+    const open: OpenTransaction = { changes: [] };
+    try {
+      await this.outside();
+      const db = this.database();
+      // Writes already queued commit first, on their own.
+      if (this.writes.pending) this.writes.flush();
+      this.gate = ended;
+      db.exec('BEGIN IMMEDIATE');
+      let result: T;
+      try {
+        result = await this.scope.run(open, work);
+        db.exec('COMMIT');
+      } catch (error) {
+        if (db.inTransaction) db.exec('ROLLBACK');
+        throw error;
+      }
+      this.writes.commits++;
+      this.emit(open.changes);
+      return result;
+    } catch (error) {
+      throw mapError(error);
+    } finally {
+      if (this.gate === ended) this.gate = undefined;
+      end();
+    }
+  }
+
+  /** Waits until no transaction is open, unless the caller runs inside the open one. */
+  private async outside(): Promise<void> {
+    while (this.gate !== undefined && this.scope.getStore() === undefined) await this.gate;
+  }
+
+  /**
+   * Runs a write: inside the open transaction when the caller runs in it (`grouped`: in a
+   * savepoint), else through the write queue (group commit) once no transaction is open.
+   */
+  private async write<T>(work: (grouped: boolean) => Written<T>): Promise<T> {
+    if (this.gate === undefined) return await this.writes.write(work);
+    const open = this.scope.getStore();
+    if (open === undefined) {
+      await this.outside();
+      return await this.writes.write(work);
+    }
+    try {
+      const { result, changes } = work(true);
+      for (const change of changes) open.changes.push(change);
+      return result;
+    } catch (error) {
+      throw mapError(error);
+    }
+  }
 
   async insert(
     table: TableDescriptor,
     records: readonly StoredFields[],
     now: number,
+    options: WriteOptions = {},
   ): Promise<void> {
     const state = this.state(table);
     if (records.length === 0) return;
     checkTime(now);
+    const by = options.by ?? null;
     await this.write((grouped) => {
-      const changes = (grouped ? state.insertMany : state.insertMany.immediate)(records, now);
+      const changes = (grouped ? state.insertMany : state.insertMany.immediate)(records, now, by);
       return { result: undefined, changes };
     });
+  }
+
+  async nextSequence(table: TableDescriptor, count: number): Promise<number[]> {
+    const state = this.state(table);
+    const take = state.takeSequence;
+    if (take === undefined) throw new Error(`Table ${table.table} has no sequence`);
+    if (count <= 0) return [];
+    const name = sequenceName(table);
+    const last = await this.write(() => ({
+      result: Number(take.get(count, name)),
+      changes: [],
+    }));
+    return Array.from({ length: count }, (_, i) => last - count + 1 + i);
   }
 
   async update(
@@ -282,6 +384,7 @@ export class SqliteDriver implements StorageDriver {
     record: StoredFields,
     expectedVersion: number,
     now: number,
+    options: WriteOptions = {},
   ): Promise<UpdateResult> {
     let params: unknown[];
     let keyParams: unknown[];
@@ -295,14 +398,14 @@ export class SqliteDriver implements StorageDriver {
     } catch (error) {
       throw mapError(error);
     }
-    const change: PendingUpdate = { key, record, keyParams };
+    const change: PendingUpdate = { key, record, keyParams, by: options.by ?? null };
     return this.write((grouped): Written<UpdateResult> => {
       let written: Written<number>;
       try {
         written = (grouped ? state.updateOne : state.updateOne.immediate)(params, now, change);
       } catch (error) {
         if (isPrimaryKeyViolation(error)) return { result: { status: 'duplicate' }, changes: [] };
-        throw error;
+        throw uniqueViolation(error, table, undefined) ?? error;
       }
       return {
         result:
@@ -314,27 +417,167 @@ export class SqliteDriver implements StorageDriver {
     });
   }
 
+  async updateMany(
+    table: TableDescriptor,
+    updates: readonly RecordUpdate[],
+    now: number,
+    options: WriteOptions = {},
+  ): Promise<number[] | undefined> {
+    const state = this.state(table);
+    if (updates.length === 0) return [];
+    const params: unknown[][] = [];
+    const changes: PendingUpdate[] = [];
+    const changed: (number[] | undefined)[] = [];
+    try {
+      checkTime(now);
+      const before: unknown[] = [];
+      for (const { key, record, expectedVersion, previous } of updates) {
+        const keyParams: unknown[] = [];
+        state.layout.keyParams(key, keyParams);
+        const one: unknown[] = [];
+        const width = state.layout.writeParams(record, one);
+        one.push(now, ...keyParams, expectedVersion);
+        params.push(one);
+        changes.push({ key, record, keyParams, by: options.by ?? null });
+        if (previous === undefined) {
+          changed.push(undefined);
+          continue;
+        }
+        // The columns whose value differs from the row as stored at the expected version.
+        state.layout.writeParams(previous, before);
+        const differ: number[] = [];
+        for (let i = 0; i < width; i++) if (one[i] !== before[i]) differ.push(i);
+        changed.push(differ);
+      }
+    } catch (error) {
+      throw mapError(error);
+    }
+    return this.write((grouped): Written<number[] | undefined> => {
+      try {
+        return (grouped ? state.updateMany : state.updateMany.immediate)(
+          params,
+          now,
+          changes,
+          changed,
+        );
+      } catch (error) {
+        // Rolled back: the caller updates the records one by one to learn which failed, and why.
+        if (
+          error === NOT_ALL_UPDATED ||
+          error instanceof ReferenceMissingError ||
+          isPrimaryKeyViolation(error) ||
+          uniqueViolation(error, table, undefined) !== undefined
+        )
+          return { result: undefined, changes: [] };
+        throw error;
+      }
+    });
+  }
+
   async delete(
     table: TableDescriptor,
     key: KeyValues,
     expectedVersion: number | undefined,
     now: number,
+    options: DeleteOptions = {},
   ): Promise<StoredRecord | undefined> {
     const state = this.state(table);
+    const soft = table.softDelete === true && options.mode !== 'purge';
+    const by = options.by ?? null;
+    const how = {
+      op: table.softDelete === true && options.mode === 'purge' ? 'purged' : 'deleted',
+      soft,
+      by,
+    } as const;
     const params: unknown[] = [];
-    let statement = state.delete;
+    let statement = soft ? state.delete : state.purge;
     try {
+      if (soft) params.push(checkDeletionTime(now), by, now);
       state.layout.keyParams(key, params);
       if (expectedVersion !== undefined) {
         params.push(expectedVersion);
-        statement = state.deleteVersion;
+        statement = soft ? state.deleteVersion : state.purgeVersion;
       }
       checkTime(now);
     } catch (error) {
       throw mapError(error);
     }
     const row = await this.write((grouped) =>
-      (grouped ? state.deleteOne : state.deleteOne.immediate)(statement, params, now),
+      (grouped ? state.deleteOne : state.deleteOne.immediate)(statement, params, now, how),
+    );
+    return row === undefined ? undefined : toStored(state.layout, row);
+  }
+
+  async history(
+    table: TableDescriptor,
+    key: KeyValues,
+    limit: number,
+    before?: number,
+  ): Promise<HistoryEntry[]> {
+    try {
+      return this.openHistory().read(table.entity, historyId(table, key), limit, before);
+    } catch (error) {
+      throw mapError(error);
+    }
+  }
+
+  async versionAt(
+    table: TableDescriptor,
+    key: KeyValues,
+    time: number,
+  ): Promise<HistoryEntry | undefined> {
+    try {
+      return this.openHistory().versionAt(table.entity, historyId(table, key), time);
+    } catch (error) {
+      throw mapError(error);
+    }
+  }
+
+  async trimHistory(time: number): Promise<number> {
+    try {
+      return this.openHistory().trim(time);
+    } catch (error) {
+      throw mapError(error);
+    }
+  }
+
+  async getDeleted(table: TableDescriptor, key: KeyValues): Promise<DeletedRecord | undefined> {
+    if (this.gate !== undefined) await this.outside();
+    try {
+      const state = this.state(table);
+      if (state.getDeleted === undefined) return undefined;
+      const params: unknown[] = [];
+      state.layout.keyParams(key, params);
+      const row = state.getDeleted.get(params) as Row | undefined;
+      if (row === undefined) return undefined;
+      const n = state.layout.columns.length;
+      return {
+        ...toStored(state.layout, row),
+        deletedAt: row[n + 3] as number,
+        deletedBy: row[n + 4] as string | null,
+      };
+    } catch (error) {
+      throw mapError(error);
+    }
+  }
+
+  async restore(
+    table: TableDescriptor,
+    key: KeyValues,
+    now: number,
+    options: WriteOptions = {},
+  ): Promise<StoredRecord | undefined> {
+    const state = this.state(table);
+    if (state.restore === undefined) return undefined;
+    const params: unknown[] = [];
+    try {
+      params.push(checkTime(now));
+      state.layout.keyParams(key, params);
+    } catch (error) {
+      throw mapError(error);
+    }
+    const row = await this.write((grouped) =>
+      (grouped ? state.restoreOne : state.restoreOne.immediate)(params, now, options.by ?? null),
     );
     return row === undefined ? undefined : toStored(state.layout, row);
   }
@@ -343,7 +586,7 @@ export class SqliteDriver implements StorageDriver {
     try {
       const state = this.state(table);
       const { sql, params } = this.listSql(table, query);
-      const pool = this.listPool(table, query);
+      const pool = await this.readsOn(this.listPool(table, query));
       const rows = (
         pool === undefined
           ? this.cached(sql, true).all(params)
@@ -355,12 +598,18 @@ export class SqliteDriver implements StorageDriver {
     }
   }
 
-  async listTexts(table: TableDescriptor, query: ListQuery, keep: number): Promise<RecordTexts> {
+  async listTexts(
+    table: TableDescriptor,
+    query: ListQuery,
+    keep: number,
+    fields?: readonly string[],
+  ): Promise<RecordTexts> {
     try {
       const state = this.state(table);
       const { sql, params } = this.listSql(table, query);
-      const pool = this.listPool(table, query);
-      const { shape } = state.layout;
+      const pool = await this.readsOn(this.listPool(table, query));
+      const shape =
+        fields === undefined ? state.layout.shape : projectShape(state.layout.shape, fields);
       const { texts, row } =
         pool === undefined
           ? rowTexts(shape, this.cached(sql, true).all(params) as Row[], keep)
@@ -371,22 +620,67 @@ export class SqliteDriver implements StorageDriver {
     }
   }
 
+  async listCounted(table: TableDescriptor, query: ListQuery): Promise<CountedList> {
+    try {
+      const state = this.state(table);
+      const { sql, params } = buildListSql(
+        sqliteDialect,
+        table,
+        query,
+        state.layout.selectList(),
+        true,
+      );
+      const pool = this.listPool(table, query);
+      const rows = (
+        pool === undefined
+          ? this.cached(sql, true).all(params)
+          : await pool.run(sql, params as unknown[], 'rows')
+      ) as Row[];
+      const first = rows[0];
+      // The count is the page's last column; an empty page (past the end) counts on its own.
+      const count =
+        first === undefined ? await this.count(table, query) : Number(first[first.length - 1]);
+      return { rows: rows.map((row) => toStored(state.layout, row)), count };
+    } catch (error) {
+      throw mapError(error);
+    }
+  }
+
   async count(table: TableDescriptor, query: CountQuery): Promise<number> {
     try {
       this.state(table);
       const { sql, params } = buildCountSql(sqliteDialect, table, query);
-      const pool = this.readPool();
-      const value =
-        pool === undefined
+      const pool = await this.readsOn(this.readPool());
+      if (pool === undefined) return Number(this.cached(sql, false).pluck().get(params));
+      // A count an index bounds runs on the main connection when the last count of the same
+      // statement and values found at most COUNT_MAIN_ROWS (it then reads about that many index
+      // entries, unless the data grew since: the hint is refreshed by every count). The main
+      // connection is used only once no transaction is open (it would see uncommitted writes).
+      if (!indexBoundsCount(table, query) || !this.countSearchesIndex(sql, params))
+        return Number(await pool.run(sql, params as unknown[], 'value'));
+      const hintKey = countHintKey(sql, params);
+      const hint = this.countHints.get(hintKey);
+      const onMain = hint !== undefined && hint <= COUNT_MAIN_ROWS;
+      if (onMain) await this.outside();
+      const value = Number(
+        onMain
           ? this.cached(sql, false).pluck().get(params)
-          : await pool.run(sql, params as unknown[], 'value');
-      return Number(value);
+          : await pool.run(sql, params as unknown[], 'value'),
+      );
+      this.countHints.delete(hintKey);
+      if (this.countHints.size >= COUNT_HINTS) {
+        const oldest = this.countHints.keys().next();
+        if (oldest.done !== true) this.countHints.delete(oldest.value);
+      }
+      this.countHints.set(hintKey, value);
+      return value;
     } catch (error) {
       throw mapError(error);
     }
   }
 
   async activity(): Promise<Readonly<Record<string, EntityActivity>>> {
+    await this.outside();
     try {
       const rows = this.shared().activity.all() as [
         string,
@@ -414,12 +708,14 @@ export class SqliteDriver implements StorageDriver {
   }
 
   async secret(name: string, create: () => string): Promise<string> {
+    await this.outside();
     try {
       const db = this.connect();
       const table = quoteIdentifier(SECRETS_TABLE);
       db.prepare(`INSERT OR IGNORE INTO ${table} (name, value) VALUES (?, ?)`).run(name, create());
       const row = db.prepare(`SELECT value FROM ${table} WHERE name = ?`).get(name) as
-        { value: string } | undefined;
+        | { value: string }
+        | undefined;
       if (row === undefined) throw new Error(`secret ${name} was not stored`);
       return row.value;
     } catch (error) {
@@ -443,7 +739,7 @@ export class SqliteDriver implements StorageDriver {
   async close(): Promise<void> {
     if (this.closed) return;
     // Writes already queued are committed first: each was accepted before the close.
-    if (this.queue.length > 0) this.flush();
+    if (this.writes.pending) this.writes.flush();
     this.closed = true;
     const pool = this.pool;
     this.pool = undefined;
@@ -452,9 +748,11 @@ export class SqliteDriver implements StorageDriver {
     this.db = undefined;
     this.tables.clear();
     this.queryCache.clear();
+    this.countPlans.clear();
+    this.countHints.clear();
     this.statements = undefined;
     this.outbox = undefined;
-    this.group = undefined;
+    this.writes.reset();
     if (db?.open === true) db.close();
   }
 
@@ -466,6 +764,39 @@ export class SqliteDriver implements StorageDriver {
    */
   private listPool(table: TableDescriptor, query: ListQuery): ReadPool | undefined {
     return indexBoundsList(table, query, INDEX_PAGE_ROWS) ? undefined : this.readPool();
+  }
+
+  /**
+   * Whether SQLite's plan for a count statement searches an index for every condition (so it
+   * reads only the matching index entries), checked once per SQL text.
+   */
+  private countSearchesIndex(sql: string, params: readonly unknown[]): boolean {
+    let usable = this.countPlans.get(sql);
+    if (usable === undefined) {
+      const plan = this.database()
+        .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+        .all(params as unknown[]) as { detail: string }[];
+      usable =
+        plan.length > 0 &&
+        plan.every(
+          ({ detail }) =>
+            detail.startsWith('SEARCH ') && / USING .*(INDEX|PRIMARY KEY)/.test(detail),
+        );
+      if (this.countPlans.size >= QUERY_CACHE_SIZE) this.countPlans.clear();
+      this.countPlans.set(sql, usable);
+    }
+    return usable;
+  }
+
+  /**
+   * Where a read of `pool`'s kind runs and when: inside the open transaction on the main
+   * connection (only it sees the transaction's writes); else in `pool` at once, or on the main
+   * connection once no transaction is open.
+   */
+  private async readsOn(pool: ReadPool | undefined): Promise<ReadPool | undefined> {
+    if (this.scope.getStore() !== undefined) return undefined;
+    if (pool === undefined) await this.outside();
+    return pool;
   }
 
   /** The readers of a file database, started on first use after `open`. */
@@ -519,7 +850,7 @@ export class SqliteDriver implements StorageDriver {
       synchronous: (['OFF', 'NORMAL', 'FULL', 'EXTRA'] as const)[synchronous] ?? 'OFF',
       busyTimeoutMs: Number(db.pragma('busy_timeout', { simple: true })),
       cachedQueries: this.queryCache.size,
-      writeCommits: this.writeCommits,
+      writeCommits: this.writes.commits,
     };
   }
 
@@ -528,28 +859,11 @@ export class SqliteDriver implements StorageDriver {
   private connect(): Database.Database {
     if (this.closed) throw new StorageUnavailableError('the SQLite driver is closed');
     if (this.db !== undefined) return this.db;
-    if (!this.memory) mkdirSync(dirname(resolve(this.filename)), { recursive: true });
-    const db = new Database(this.filename, { timeout: this.busyTimeoutMs });
-    try {
-      if (!this.memory) db.pragma('journal_mode = WAL');
-      db.pragma(`synchronous = ${this.synchronous}`);
-      // Pages an index serves run here (all lists without readers): the lists' page cache.
-      db.pragma(`cache_size = ${-this.cacheSizeKiB}`);
-      db.function(DECIMAL_KEY_FUNCTION, { deterministic: true }, (value: unknown) =>
-        typeof value === 'string' || typeof value === 'number'
-          ? (decimalSortKey(value) ?? null)
-          : null,
-      );
-      // Used by migrations converting numbers to DECIMAL or STRING: the canonical decimal text.
-      db.function(DECIMAL_TEXT_FUNCTION, { deterministic: true }, (value: unknown) =>
-        typeof value === 'string' || typeof value === 'number' || typeof value === 'bigint'
-          ? (toDecimal(typeof value === 'bigint' ? String(value) : value, [], '', []) ?? null)
-          : null,
-      );
-    } catch (error) {
-      db.close();
-      throw error;
-    }
+    const db = openConnection(this.filename, {
+      synchronous: this.synchronous,
+      busyTimeoutMs: this.busyTimeoutMs,
+      cacheSizeKiB: this.cacheSizeKiB,
+    });
     this.db = db;
     return db;
   }
@@ -563,95 +877,14 @@ export class SqliteDriver implements StorageDriver {
     return this.db;
   }
 
+  private openHistory(): SqliteHistory {
+    if (this.kept === undefined) throw new StorageUnavailableError('the SQLite driver is not open');
+    return this.kept;
+  }
+
   private openOutbox(): SqliteOutbox {
     if (this.outbox === undefined) this.database();
     return this.outbox!;
-  }
-
-  /**
-   * Runs one write transaction. With group commit, the write waits in a queue that is committed
-   * right after the event loop's current I/O phase (`setImmediate`, no timer): the writes whose
-   * requests arrived meanwhile — typically during the previous commit, which blocks the loop —
-   * share one IMMEDIATE transaction and so one fsync, each inside its own savepoint, so that a
-   * failing write rolls back only itself and gets its own error. Every write is acknowledged
-   * (its promise settles) only after the commit that covers it; the change events of the group
-   * reach the watchers in seq order. `work(grouped)` runs the write's statements, in a
-   * transaction of its own when `grouped` is false and as a savepoint when it is true.
-   */
-  private write<T>(work: (grouped: boolean) => Written<T>): Promise<T> {
-    if (!this.groupCommit) {
-      try {
-        this.database();
-        this.writeCommits++;
-        const { result, changes } = work(false);
-        this.emit(changes);
-        return Promise.resolve(result);
-      } catch (error) {
-        return Promise.reject(mapError(error));
-      }
-    }
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        setImmediate(() => this.flush());
-      }
-    });
-  }
-
-  /** Commits the queued writes as one group and settles their promises. */
-  private flush(): void {
-    this.flushScheduled = false;
-    const batch = this.queue;
-    if (batch.length === 0) return;
-    this.queue = [];
-    try {
-      this.database();
-      if (batch.length === 1) {
-        // Alone: its own transaction, without a savepoint.
-        const item = batch[0]!;
-        try {
-          item.written = item.work(false);
-        } catch (error) {
-          item.error = error;
-        }
-      } else {
-        this.groupTransaction()(batch);
-      }
-      this.writeCommits++;
-    } catch (error) {
-      // The group's transaction failed as a whole (BEGIN, COMMIT, or storage lost in between):
-      // nothing of it was committed.
-      const mapped = mapError(error);
-      for (const item of batch) item.reject(mapped);
-      return;
-    }
-    for (const item of batch) {
-      if (item.written !== undefined) this.emit(item.written.changes);
-    }
-    for (const item of batch) {
-      if (item.written !== undefined) item.resolve(item.written.result);
-      else item.reject(mapError(item.error));
-    }
-  }
-
-  private groupTransaction(): (batch: readonly QueuedWrite[]) => void {
-    if (this.group !== undefined) return this.group;
-    const db = this.database();
-    const run = db.transaction((batch: readonly QueuedWrite[]) => {
-      for (const item of batch) {
-        try {
-          item.written = item.work(true);
-        } catch (error) {
-          // A failure that ended the transaction (SQLite rolls back on some errors) fails the
-          // whole group; any other rolled back the write's own savepoint only.
-          if (!db.inTransaction) throw error;
-          item.error = error;
-        }
-      }
-    });
-    this.group = run.immediate;
-    return this.group;
   }
 
   /** Tells the watchers of `changes` what a write just committed. */
@@ -659,7 +892,7 @@ export class SqliteDriver implements StorageDriver {
     if (committed.length > 0) this.listeners.emit(committed);
   }
 
-  private shared(): NonNullable<SqliteDriver['statements']> {
+  private shared(): SharedStatements {
     if (this.statements === undefined) this.database();
     return this.statements!;
   }
@@ -689,120 +922,11 @@ export class SqliteDriver implements StorageDriver {
     this.queryCache.set(sql, statement);
     return statement;
   }
+}
 
-  private prepareShared(db: Database.Database): void {
-    if (this.statements !== undefined) return;
-    const activity = quoteIdentifier(ACTIVITY_TABLE);
-    const touch = (column: string): Statement =>
-      db.prepare(
-        `INSERT INTO ${activity} (entity, ${column}) VALUES (?, ?) ` +
-          `ON CONFLICT (entity) DO UPDATE SET ${column} = ` +
-          `max(coalesce(${column}, excluded.${column}), excluded.${column})`,
-      );
-    this.statements = {
-      ping: db.prepare('SELECT 1'),
-      activity: db
-        .prepare(`SELECT entity, last_create_ms, last_update_ms, last_delete_ms FROM ${activity}`)
-        .raw(true),
-      touchCreate: touch('last_create_ms'),
-      touchUpdate: touch('last_update_ms'),
-      touchDelete: touch('last_delete_ms'),
-    };
-    this.outbox = new SqliteOutbox(db);
-  }
-
-  private prepareTable(db: Database.Database, layout: TableLayout): TableState {
-    const { tableSql, descriptor } = layout;
-    const entity = descriptor.entity;
-    const shared = this.statements!;
-    const outbox = this.outbox!;
-    const drafter = new ChangeDrafter(descriptor);
-    /** Appends the changes of a write, inside its transaction (none when events are off). */
-    const append = (now: number, drafts: () => ChangeDraft[]): StoredChange[] =>
-      this.events ? outbox.append(drafts(), now) : [];
-    const select = layout.selectList();
-    const where = layout.keyCondition();
-    const writeColumns = layout.writeColumns.map(quoteIdentifier);
-    const version = quoteIdentifier(VERSION_COLUMN);
-    const updated = quoteIdentifier(UPDATED_COLUMN);
-    const created = quoteIdentifier(CREATED_COLUMN);
-    const returning = select.replaceAll(`${tableSql}.`, '');
-
-    const get = db.prepare(`SELECT ${select} FROM ${tableSql} WHERE ${where}`).raw(true);
-    const insert = db.prepare(
-      `INSERT INTO ${tableSql} (${[...writeColumns, created, updated, version].join(', ')}) ` +
-        `VALUES (${writeColumns.map(() => '?').join(', ')}, ?, ?, 1)`,
-    );
-    const update = db.prepare(
-      `UPDATE ${tableSql} SET ${writeColumns.map((c) => `${c} = ?`).join(', ')}, ` +
-        `${updated} = ?, ${version} = ${version} + 1 WHERE ${where} AND ${version} = ?`,
-    );
-    const del = db
-      .prepare(`DELETE FROM ${tableSql} WHERE ${where} RETURNING ${returning}`)
-      .raw(true);
-    const deleteVersion = db
-      .prepare(`DELETE FROM ${tableSql} WHERE ${where} AND ${version} = ? RETURNING ${returning}`)
-      .raw(true);
-
-    const insertMany = db.transaction((records: readonly StoredFields[], now: number) => {
-      const width = layout.writeColumns.length;
-      const params: unknown[] = new Array<unknown>(width + 2).fill(now);
-      for (let i = 0; i < records.length; i++) {
-        layout.writeParams(records[i]!, params);
-        try {
-          insert.run(params);
-        } catch (error) {
-          if (isPrimaryKeyViolation(error)) {
-            throw new DuplicateKeyError(descriptor.table, i, { cause: error });
-          }
-          throw error;
-        }
-      }
-      shared.touchCreate.run(entity, now);
-      return append(now, () => records.map((record) => drafter.draft('created', record)));
-    });
-    const updateOne = db.transaction(
-      (params: unknown[], now: number, change: PendingUpdate): Written<number> => {
-        // A rename is the deletion of the record under its old key: read it before it moves.
-        const renamed =
-          this.events && drafter.renames(change.key, change.record)
-            ? (get.get(change.keyParams) as Row | undefined)
-            : undefined;
-        const { changes } = update.run(params);
-        if (changes === 0) return { result: 0, changes: [] };
-        shared.touchUpdate.run(entity, now);
-        const appended = append(now, () =>
-          renamed === undefined
-            ? [drafter.draft('updated', change.record)]
-            : [
-                drafter.draft('deleted', layout.decode(renamed)),
-                drafter.draft('created', change.record),
-              ],
-        );
-        return { result: changes, changes: appended };
-      },
-    );
-    const deleteOne = db.transaction(
-      (statement: Statement, params: unknown[], now: number): Written<Row | undefined> => {
-        const row = statement.get(params) as Row | undefined;
-        if (row === undefined) return { result: undefined, changes: [] };
-        shared.touchDelete.run(entity, now);
-        const appended = append(now, () => [drafter.draft('deleted', layout.decode(row))]);
-        return { result: row, changes: appended };
-      },
-    );
-    return {
-      layout,
-      get,
-      insert,
-      update,
-      delete: del,
-      deleteVersion,
-      insertMany,
-      updateOne,
-      deleteOne,
-    };
-  }
+/** The state of an open transaction: the changes its writes appended, announced on commit. */
+interface OpenTransaction {
+  readonly changes: StoredChange[];
 }
 
 function toStored(layout: TableLayout, row: Row): StoredRecord {
@@ -819,107 +943,4 @@ function checkTime(now: number): number {
   if (!Number.isSafeInteger(now))
     throw new TypeError(`Write time must be integer milliseconds, got ${now}`);
   return now;
-}
-
-/** Fails clearly when a table created by an older schema lacks columns (there are no migrations). */
-/**
- * Brings the database's migrations in line with the code (see `planMigrationRun`); runs inside
- * the caller's transaction, so a failing migration leaves everything as it was. Returns the ids run.
- */
-function runMigrations(db: Database.Database, scripts: readonly MigrationScript[]): string[] {
-  const exists = (name: string): boolean =>
-    db.prepare(`SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?`).get(name) !==
-    undefined;
-  const table = quoteIdentifier(MIGRATIONS_TABLE);
-  const hasTable = exists(MIGRATIONS_TABLE);
-  const applied = hasTable
-    ? (db.prepare(`SELECT id, checksum FROM ${table}`).all() as AppliedMigration[])
-    : undefined;
-  const run = planMigrationRun(scripts, { applied, hasTables: exists(ACTIVITY_TABLE) });
-  if (!hasTable) {
-    db.exec(
-      `CREATE TABLE ${table} (\n  id TEXT NOT NULL PRIMARY KEY,\n  applied_ms INTEGER NOT NULL,\n` +
-        `  checksum TEXT NOT NULL\n) WITHOUT ROWID`,
-    );
-  }
-  const record = db.prepare(`INSERT INTO ${table} (id, applied_ms, checksum) VALUES (?, ?, ?)`);
-  if (run.mode === 'baseline') {
-    const now = Date.now();
-    for (const script of run.record) record.run(script.id, now, migrationChecksum(script.sql));
-    return [];
-  }
-  for (const script of run.pending) {
-    try {
-      db.exec(script.sql);
-    } catch (error) {
-      if (mapError(error) !== error) throw error; // busy or broken storage: retried by the caller
-      throw migrationFailed(script.id, error);
-    }
-    record.run(script.id, Date.now(), migrationChecksum(script.sql));
-  }
-  return run.pending.map((script) => script.id);
-}
-
-function checkColumns(db: Database.Database, layout: TableLayout): void {
-  const present = new Set(
-    (
-      db
-        .prepare(`SELECT name FROM pragma_table_xinfo(?)`)
-        .pluck()
-        .all(layout.descriptor.table) as string[]
-    ).map((name) => name.toLowerCase()),
-  );
-  const missing = layout.expectedColumns().filter((c) => !present.has(c.toLowerCase()));
-  if (missing.length > 0) {
-    throw new Error(
-      `SQLite table ${layout.descriptor.table} exists but lacks column(s) ${missing.join(', ')}; ` +
-        `it was created for another schema; run entity-gen generate to write the migration that ` +
-        `brings it up to date and start the service with its migrations (docs/migrations.md)`,
-    );
-  }
-}
-
-function sqliteCode(error: unknown): string | undefined {
-  if (error instanceof Database.SqliteError || error instanceof ReaderError) return error.code;
-  return undefined;
-}
-
-function isPrimaryKeyViolation(error: unknown): boolean {
-  return sqliteCode(error) === 'SQLITE_CONSTRAINT_PRIMARYKEY';
-}
-
-/** Primary result codes meaning the database cannot be used right now (or at all). */
-const UNAVAILABLE = new Set([
-  'SQLITE_BUSY',
-  'SQLITE_LOCKED',
-  'SQLITE_IOERR',
-  'SQLITE_CANTOPEN',
-  'SQLITE_FULL',
-  'SQLITE_PROTOCOL',
-  'SQLITE_READONLY',
-  'SQLITE_CORRUPT',
-  'SQLITE_NOTADB',
-  'SQLITE_NOLFS',
-  'SQLITE_AUTH',
-]);
-
-/** SQLite errors meaning "storage unreachable" become `StorageUnavailableError`; others pass. */
-function mapError(error: unknown): unknown {
-  const code = sqliteCode(error);
-  if (code !== undefined) {
-    const primary = /^SQLITE_[A-Z]+/.exec(code)?.[0] ?? code;
-    if (UNAVAILABLE.has(primary)) {
-      return new StorageUnavailableError(`SQLite ${code}: ${(error as Error).message}`, {
-        cause: error,
-      });
-    }
-    return error;
-  }
-  if (error instanceof Error && 'code' in error && typeof error.code === 'string') {
-    // mkdir of the database directory failed, and the like.
-    if (['EACCES', 'EPERM', 'EROFS', 'ENOSPC', 'ENOTDIR', 'EEXIST', 'EIO'].includes(error.code)) {
-      return new StorageUnavailableError(`${error.code}: ${error.message}`, { cause: error });
-    }
-  }
-  return error;
 }

@@ -1,3 +1,6 @@
+/**
+ * The `@entity-gen/runtime/sqlite` subpath: the SQLite driver, its options and `openSqlite`.
+ */
 import type { TableDescriptor } from '../driver.js';
 import { SqliteDriver } from './driver.js';
 import { parseSqliteUrl, type SqliteOptions } from './options.js';

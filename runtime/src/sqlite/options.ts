@@ -1,3 +1,7 @@
+/**
+ * Settings of the SQLite driver: the `sqlite:` URL grammar, the environment variables
+ * (`SQLITE_SYNCHRONOUS`, `SQLITE_READERS`, …), their defaults and checks.
+ */
 import type { Environment } from '../env.js';
 
 /** Options of the SQLite driver. */

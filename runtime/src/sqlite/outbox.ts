@@ -7,8 +7,8 @@
  * twice (AUTOINCREMENT would also guarantee that, at the price of another row written per write).
  */
 import type Database from 'better-sqlite3';
-import type { ChangeBounds, ChangeOp, StoredChange } from '../driver.js';
-import { committedChanges, type ChangeDraft } from '../events/change.js';
+import type { ChangeBounds, StoredChange } from '../driver.js';
+import { committedChanges, opOfStored, storedOp, type ChangeDraft } from '../events/change.js';
 import { quoteIdentifier } from '../sql/dialect.js';
 import { EVENTS_TABLE } from './schema.js';
 
@@ -60,7 +60,7 @@ export class SqliteOutbox {
       const { lastInsertRowid } = this.insert.run(
         draft.entity,
         draft.id,
-        draft.op,
+        storedOp(draft),
         draft.record,
         now,
       );
@@ -74,7 +74,7 @@ export class SqliteOutbox {
       number,
       string,
       string,
-      ChangeOp,
+      string,
       string,
       number,
     ][];
@@ -82,7 +82,7 @@ export class SqliteOutbox {
       seq,
       entity,
       id,
-      op,
+      ...opOfStored(op),
       record,
       timeUnix,
     }));

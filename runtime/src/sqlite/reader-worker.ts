@@ -6,7 +6,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { decimalSortKey } from './decimal-key.js';
-import { DECIMAL_KEY_FUNCTION } from './dialect.js';
+import { foldCase } from '../fold.js';
+import { DECIMAL_KEY_FUNCTION, FOLD_FUNCTION } from './dialect.js';
 import { rowTexts, type RecordShape } from './record-text.js';
 
 /**
@@ -42,6 +43,9 @@ db.pragma(`cache_size = ${-cacheSizeKiB}`);
 // Filters on DECIMAL values inside JSON compare their sortable keys, like the main connection.
 db.function(DECIMAL_KEY_FUNCTION, { deterministic: true }, (value: unknown) =>
   typeof value === 'string' || typeof value === 'number' ? (decimalSortKey(value) ?? null) : null,
+);
+db.function(FOLD_FUNCTION, { deterministic: true }, (value: unknown) =>
+  typeof value === 'string' ? foldCase(value) : null,
 );
 const statements = new Map<string, Database.Statement>();
 /** Bounded like the main connection's cache: list SQL varies with filters and order. */

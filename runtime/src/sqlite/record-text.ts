@@ -30,6 +30,17 @@ export interface RowTexts {
   readonly row: unknown[] | undefined;
 }
 
+/** `shape` writing only the top-level fields `fields` (`fields=`): the others are hidden. */
+export function projectShape(shape: RecordShape, fields: readonly string[]): RecordShape {
+  const keep = new Set(fields.map((name) => `${JSON.stringify(name)}:`));
+  return {
+    keys: shape.keys,
+    kinds: shape.kinds.map((kind, index) =>
+      keep.has(shape.keys[index]!) ? kind : TextKind.Hidden,
+    ),
+  };
+}
+
 /** The JSON text of the record of a raw row (NULL columns and hidden ones left out). */
 export function recordText(shape: RecordShape, row: readonly unknown[]): string {
   const { keys, kinds } = shape;

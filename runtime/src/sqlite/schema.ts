@@ -1,9 +1,15 @@
+/**
+ * The SQLite table layout: column types per kind, bookkeeping columns and tables, DECIMAL shadow
+ * columns, the DDL of tables and indexes, and how records become bound parameters and back
+ * (`TableLayout`).
+ */
 import type { ColumnDescriptor, ColumnKind, StoredFields, TableDescriptor } from '../driver.js';
 import { TextKind, type RecordShape } from './record-text.js';
-import { compositeIndexes, fieldIndexName } from '../indexes.js';
+import { compositeIndexes, fieldIndexName, uniqueIndexes } from '../indexes.js';
 import { quoteIdentifier } from '../sql/dialect.js';
 import { requireDecimalSortKey } from './decimal-key.js';
 import { decimalShadowColumn } from './dialect.js';
+import { DELETED_AT_COLUMN, DELETED_BY_COLUMN } from '../soft-delete.js';
 
 /** Bookkeeping columns present in every entity table. */
 export const CREATED_COLUMN = '_eg_created_ms';
@@ -13,6 +19,13 @@ export const VERSION_COLUMN = '_eg_version';
 export const ACTIVITY_TABLE = '_eg_activity';
 /** Table holding the service's generated secrets (the key that signs list cursors). */
 export const SECRETS_TABLE = '_eg_secrets';
+/** The last value handed out by each `generated: sequence` key: `(name, value)`, name `<table>.<column>`. */
+export const SEQUENCES_TABLE = '_eg_sequences';
+
+/** The name of a table's sequence in `SEQUENCES_TABLE`. */
+export function sequenceName(table: TableDescriptor): string {
+  return `${table.table}.${table.sequence ?? ''}`;
+}
 /** The outbox: one row per committed change (SPEC §9). */
 export const EVENTS_TABLE = '_eg_events';
 
@@ -70,7 +83,8 @@ export class TableLayout {
       }
       seen.add(folded);
     };
-    for (const name of [CREATED_COLUMN, UPDATED_COLUMN, VERSION_COLUMN]) claim(name, 'column');
+    for (const name of [CREATED_COLUMN, UPDATED_COLUMN, VERSION_COLUMN, ...this.markColumns()])
+      claim(name, 'column');
     for (const column of this.columns) claim(column.name, 'field');
     const shadowSources: number[] = [];
     this.columns.forEach((column, index) => {
@@ -129,6 +143,12 @@ export class TableLayout {
       `${quoteIdentifier(CREATED_COLUMN)} INTEGER NOT NULL`,
       `${quoteIdentifier(UPDATED_COLUMN)} INTEGER NOT NULL`,
       `${quoteIdentifier(VERSION_COLUMN)} INTEGER NOT NULL`,
+      ...(descriptor.softDelete === true
+        ? [
+            `${quoteIdentifier(DELETED_AT_COLUMN)} INTEGER`,
+            `${quoteIdentifier(DELETED_BY_COLUMN)} TEXT`,
+          ]
+        : []),
       `PRIMARY KEY (${descriptor.key.map(quoteIdentifier).join(', ')})`,
     );
     return `CREATE TABLE IF NOT EXISTS ${this.tableSql} (\n  ${definitions.join(',\n  ')}\n) WITHOUT ROWID`;
@@ -155,18 +175,29 @@ export class TableLayout {
    * through their shadow column, descending columns `DESC` (SQLite orders NULLs first ascending
    * and last descending, as the listing does).
    */
-  compositeIndexes(): { name: string; fields: readonly string[]; sql: string }[] {
-    return compositeIndexes(this.descriptor).map((index) => {
-      const columns = index.columns.map(({ column, descending }) => {
-        const name = column.kind === 'decimal' ? decimalShadowColumn(column.name) : column.name;
-        return `${quoteIdentifier(name)}${descending ? ' DESC' : ''}`;
-      });
-      return {
+  compositeIndexes(): { name: string; fields: readonly string[]; sql: string; unique: boolean }[] {
+    const shadowed = (column: ColumnDescriptor): string =>
+      quoteIdentifier(column.kind === 'decimal' ? decimalShadowColumn(column.name) : column.name);
+    return [
+      ...compositeIndexes(this.descriptor).map((index) => {
+        const columns = index.columns.map(
+          ({ column, descending }) => `${shadowed(column)}${descending ? ' DESC' : ''}`,
+        );
+        return {
+          name: index.name,
+          fields: index.fields,
+          sql: `CREATE INDEX IF NOT EXISTS ${quoteIdentifier(index.name)} ON ${this.tableSql} (${columns.join(', ')})`,
+          unique: false,
+        };
+      }),
+      // Unique rules (SPEC §16): a DECIMAL column through its shadow key, so 1.5 and 1.50 collide.
+      ...uniqueIndexes(this.descriptor).map((index) => ({
         name: index.name,
-        fields: index.fields,
-        sql: `CREATE INDEX IF NOT EXISTS ${quoteIdentifier(index.name)} ON ${this.tableSql} (${columns.join(', ')})`,
-      };
-    });
+        fields: index.columns.map((column) => column.name),
+        sql: `CREATE UNIQUE INDEX IF NOT EXISTS ${quoteIdentifier(index.name)} ON ${this.tableSql} (${index.columns.map(shadowed).join(', ')})`,
+        unique: true,
+      })),
+    ];
   }
 
   /** `CREATE INDEX IF NOT EXISTS` for every index of `indexes()`, then the composite indexes. */
@@ -183,7 +214,18 @@ export class TableLayout {
 
   /** Every column the table must have, for checking a table created by an older schema. */
   expectedColumns(): string[] {
-    return [...this.writeColumns, CREATED_COLUMN, UPDATED_COLUMN, VERSION_COLUMN];
+    return [
+      ...this.writeColumns,
+      CREATED_COLUMN,
+      UPDATED_COLUMN,
+      VERSION_COLUMN,
+      ...this.markColumns(),
+    ];
+  }
+
+  /** The columns that mark a soft-deleted row (SPEC §13), for a `softDelete` table. */
+  markColumns(): string[] {
+    return this.descriptor.softDelete === true ? [DELETED_AT_COLUMN, DELETED_BY_COLUMN] : [];
   }
 
   /** Select list: fields in declared order, then version, created, updated. */

@@ -4,14 +4,29 @@
  */
 import type { StorageDriver } from '@entity-gen/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JsonResponse } from '../../helpers/http.js';
 import { bootFixture, type BootedService } from '../../helpers/service.js';
+
+/** The CATEGORY `productInput` names: the shop's PRODUCT.category has `onDelete: RESTRICT`, so a
+ * product may only name an existing category, and a suite creates it before its first product. */
+export const PRODUCT_CATEGORY = 'tools';
+
+/** Creates the category `productInput` names, through the service's own API. */
+export async function createProductCategory(service: {
+  request(method: string, path: string, options: { body: unknown }): Promise<JsonResponse>;
+}): Promise<void> {
+  const created = await service.request('POST', '/data/category', {
+    body: { data: { name: PRODUCT_CATEGORY } },
+  });
+  expect(created.status, created.text).toBe(200);
+}
 
 /** A valid PRODUCT using every field type, as a client might send it (values not canonical). */
 export function productInput(code: string): Record<string, unknown> {
   return {
     code,
     name: `Product ${code}`,
-    category: 'tools',
+    category: PRODUCT_CATEGORY,
     price: 19.99,
     stock: '42',
     weightKg: '1.5',
@@ -37,7 +52,7 @@ function productOutput(code: string): Record<string, unknown> {
   return {
     code,
     name: `Product ${code}`,
-    category: 'tools',
+    category: PRODUCT_CATEGORY,
     price: '19.99',
     stock: 42,
     weightKg: 1.5,
@@ -100,6 +115,7 @@ export function describeCrudSuite(
         folder: `e2e-shop-${label}`,
         ...(driver === undefined ? {} : { driver }),
       });
+      await createProductCategory(service);
     });
     afterAll(async () => {
       // (undefined when beforeAll failed; its error is the one to report)
@@ -661,6 +677,36 @@ export function describeCrudSuite(
       });
     });
 
+    describe('PRODUCT.category names an existing CATEGORY (onDelete: RESTRICT)', () => {
+      it('refuses a product whose category does not exist, and stores nothing', async () => {
+        const response = await service.request('POST', '/data/product', {
+          body: { data: { ...productInput('orphan'), category: 'no-such-category' } },
+        });
+        expect(response.status, response.text).toBe(400);
+        expect(response.body.error.reason).toBe(
+          'Field category references CATEGORY record "no-such-category", which does not exist',
+        );
+        expect(response.body.error.issues[0].path).toEqual(['category']);
+        expect((await service.request('GET', '/data/product/orphan')).status).toBe(404);
+      });
+
+      it('refuses to delete a category while a product is in it (409), then deletes it', async () => {
+        await service.request('POST', '/data/category', { body: { data: { name: 'garden' } } });
+        const inserted = await service.request('POST', '/data/product', {
+          body: { data: { ...productInput('rake'), category: 'garden' } },
+        });
+        expect(inserted.status, inserted.text).toBe(200);
+        const refused = await service.request('DELETE', '/data/category/garden');
+        expect(refused.status, refused.text).toBe(409);
+        expect(refused.body.error.reason).toBe(
+          'CATEGORY record "garden" is referenced by 1 PRODUCT record (field category)',
+        );
+        expect((await service.request('GET', '/data/category/garden')).status).toBe(200);
+        expect((await service.request('DELETE', '/data/product/rake')).status).toBe(200);
+        expect((await service.request('DELETE', '/data/category/garden')).status).toBe(200);
+      });
+    });
+
     describe('conditional requests', () => {
       it('answers 304 to If-None-Match with the current ETag', async () => {
         await service.request('POST', '/data/product', { body: { data: productInput('e1') } });
@@ -788,9 +834,9 @@ export function describeCrudSuite(
         expect(onRecord.status).toBe(405);
         expect(onRecord.headers.get('allow')).toBe('GET, HEAD, PUT, PATCH, DELETE');
         expect(onRecord.body.status).toBe('error');
-        const onCollection = await service.request('DELETE', '/data/product');
+        const onCollection = await service.request('PUT', '/data/product', { body: { data: {} } });
         expect(onCollection.status).toBe(405);
-        expect(onCollection.headers.get('allow')).toBe('GET, HEAD, POST');
+        expect(onCollection.headers.get('allow')).toBe('GET, HEAD, POST, PATCH, DELETE');
         const onHealth = await service.request('POST', '/health');
         expect(onHealth.status).toBe(405);
         expect(onHealth.headers.get('allow')).toContain('GET');

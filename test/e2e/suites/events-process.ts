@@ -20,66 +20,11 @@ import {
   startServiceProcess,
   type ServiceProcess,
 } from '../../helpers/built-service.js';
-import { SseStream, type SseMessage } from '../../helpers/sse.js';
+import { SseStream } from '../../helpers/sse.js';
+import { ResumingSubscriber } from '../../helpers/sse-subscriber.js';
 
 /** The environment of one storage for the service processes: `DATABASE_URL` and the like. */
 export type StorageEnv = () => Record<string, string>;
-
-/**
- * One logical subscriber that reconnects with its last event id whenever its stream ends, as a
- * browser's EventSource does, keeping the seq of every change it receives.
- */
-class ResumingSubscriber {
-  readonly seqs: number[] = [];
-  /** Messages other than changes (a `reset` would mean changes were lost). */
-  readonly unexpected: string[] = [];
-  reconnects = 0;
-  private stream: SseStream | undefined;
-  private stopped = false;
-  private lastEventId: string;
-  private running: Promise<void> | undefined;
-
-  constructor(
-    private readonly url: string,
-    after: number,
-  ) {
-    this.lastEventId = String(after);
-  }
-
-  start(): void {
-    this.running = this.follow();
-  }
-
-  private async follow(): Promise<void> {
-    while (!this.stopped) {
-      const onMessage = (message: SseMessage): void => {
-        if (message.event.startsWith('record.'))
-          this.seqs.push((JSON.parse(message.data) as { seq: number }).seq);
-        else this.unexpected.push(`${message.event}: ${message.data}`);
-      };
-      try {
-        this.stream = await SseStream.open(
-          `${this.url}/events`,
-          { 'Last-Event-ID': this.lastEventId },
-          onMessage,
-        );
-      } catch {
-        await sleep(100);
-        continue;
-      }
-      const stream = this.stream;
-      await stream.until('the end of the stream', () => stream.closed || this.stopped, 600_000);
-      if (stream.lastEventId !== '') this.lastEventId = stream.lastEventId;
-      if (!this.stopped) this.reconnects++;
-    }
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    this.stream?.close();
-    await this.running;
-  }
-}
 
 /** The position a fresh subscriber is given: the seq of the last committed change. */
 async function currentSeq(url: string): Promise<number> {
@@ -120,22 +65,32 @@ export function describeEventsProcessSuite(name: string, storageEnv: StorageEnv)
       const acknowledged: string[] = [];
       let next = 0;
       let killed = false;
+      let enoughAcknowledged!: () => void;
+      const enough = new Promise<void>((resolve) => (enoughAcknowledged = resolve));
       const writer = async (): Promise<void> => {
         while (!killed) {
           const code = `kill-${next++}`;
           const response = await requestJson(first.url, 'POST', '/data/product', {
             body: { data: product(code) },
           }).catch(() => undefined);
-          if (response?.status === 200) acknowledged.push(code);
-          else if (!killed) throw new Error(`write ${code} failed: ${response?.text}`);
+          if (response?.status === 200) {
+            acknowledged.push(code);
+            if (acknowledged.length >= 300) enoughAcknowledged();
+          } else if (!killed) throw new Error(`write ${code} failed: ${response?.text}`);
         }
       };
-      const writers = Array.from({ length: 8 }, writer);
-      while (acknowledged.length < 300) await sleep(5);
+      const running = Array.from({ length: 8 }, writer);
+      const writers = Promise.all(running);
+      // 300 acknowledged writes, or the first failed write, which fails the test at once.
+      await Promise.race([enough, writers]).catch(async (error: unknown) => {
+        killed = true;
+        await Promise.allSettled(running);
+        throw error;
+      });
       // In the middle of the writes: some are committed and acknowledged, some in flight.
       first.child.kill('SIGKILL');
       killed = true;
-      await Promise.all(writers);
+      await writers;
       expect(await first.stop()).toBeNull();
 
       const second = await start(env);

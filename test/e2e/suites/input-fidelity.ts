@@ -15,6 +15,9 @@ import type { MakeDriver } from './crud.js';
  * Registers the input-fidelity cases under `describe(label)`; the shop service is generated into
  * `test/output/e2e-input-fidelity-<label>` and booted on `makeDriver()`'s driver.
  */
+/** The fields the server sets on every CATEGORY record (SPEC §16): their values vary. */
+const STAMPED = { createdAt: expect.any(String), updatedAt: expect.any(String) };
+
 export function describeInputFidelitySuite(label: string, makeDriver: MakeDriver): void {
   describe(label, () => {
     let service: BootedService;
@@ -59,7 +62,7 @@ export function describeInputFidelitySuite(label: string, makeDriver: MakeDriver
         expect(response.status, response.text).toBe(400);
         expect(response.body.error.reason).toBe(reason);
         const stored = await service.request('GET', '/data/category/tools');
-        expect(stored.body.data).toEqual({ name: 'tools', description: 'Hand tools' });
+        expect(stored.body.data).toEqual({ name: 'tools', description: 'Hand tools', ...STAMPED });
         expect(stored.headers.get('etag')).toBe('"1"');
       });
     });
@@ -142,7 +145,7 @@ export function describeInputFidelitySuite(label: string, makeDriver: MakeDriver
 
       // 8 KB of client text in every part of a list query: each reason quotes 100 characters.
       const operators =
-        'EQUALS, NOT_EQUALS, !, NOT, CONTAINS, NOT_CONTAINS, STARTS_WITH, ENDS_WITH, GT, GTE, LT, LTE';
+        'EQUALS, NOT_EQUALS, !, NOT, CONTAINS, NOT_CONTAINS, STARTS_WITH, ENDS_WITH, IEQUALS, ICONTAINS, ISTARTS_WITH, IENDS_WITH, GT, GTE, LT, LTE';
       it.each([
         [
           'a filter value',
@@ -278,7 +281,7 @@ export function describeInputFidelitySuite(label: string, makeDriver: MakeDriver
           'GET',
           `/data/category/${encodeURIComponent('smile😀')}`,
         );
-        expect(read.body.data).toEqual({ name: 'smile😀' });
+        expect(read.body.data).toEqual({ name: 'smile😀', ...STAMPED });
       });
     });
 

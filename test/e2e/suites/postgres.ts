@@ -1,26 +1,11 @@
 /**
  * PostgreSQL for the end-to-end suites: the database named by `TEST_DATABASE_URL`, a fresh schema
- * per booted service (created by the driver's `schema` option, dropped in afterAll), and the skip
- * message when no database is configured (as in test/drivers/postgres.test.ts).
+ * per booted service (created by the driver's `schema` option, dropped in afterAll). Whether the
+ * database is configured, and the skip when it is not: test/helpers/environment.ts (`POSTGRES`).
  */
 import { randomBytes } from 'node:crypto';
 import { PostgresDriver } from '@entity-gen/runtime/postgres';
 import pg from 'pg';
-import { describe, it } from 'vitest';
-
-/** The PostgreSQL database of the tests, or undefined when `TEST_DATABASE_URL` is unset or empty. */
-export const TEST_DATABASE_URL: string | undefined =
-  process.env['TEST_DATABASE_URL'] === '' ? undefined : process.env['TEST_DATABASE_URL'];
-
-export const SKIP_MESSAGE = 'PostgreSQL suite skipped: TEST_DATABASE_URL is not set';
-
-/** Registers one skipped test under `title` and prints why. */
-export function registerSkipped(title: string): void {
-  console.warn(SKIP_MESSAGE);
-  describe(title, () => {
-    it.skip(SKIP_MESSAGE, () => {});
-  });
-}
 
 /** `url` with `?schema=<schema>` set (other parameters kept). */
 export function withSchema(url: string, schema: string): string {

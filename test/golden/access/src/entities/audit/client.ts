@@ -2,6 +2,8 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  type BatchAccessor,
+  batchAccessor,
   type EntityAccessor,
   entityAccessor,
   type OrderedFilter,
@@ -24,10 +26,24 @@ export interface AuditWhere {
 /** What lists of AUDIT sort by: a field, or `-field` for descending. */
 export type AuditOrder = 'id' | '-id' | 'note' | '-note';
 
-/** The client of `/data/audit`: list, get, insert, replace, patch, remove, count. */
+/**
+ * The client of `/data/audit`: list, get, insert, replace, patch, remove, count, upsert,
+ * patchWhere, removeWhere.
+ */
 export type AuditAccessor = EntityAccessor<Audit, AuditInput, AuditPatch, AuditWhere, AuditOrder>;
 
 /** The AUDIT accessor of a client (`createClient` in `src/client.ts`). */
 export function auditAccessor(transport: Transport): AuditAccessor {
   return entityAccessor(transport, 'audit');
+}
+
+/**
+ * The batch form of the AUDIT accessor (`client.batch`): each method makes an operation of the
+ * batch instead of sending a request.
+ */
+export type AuditBatchAccessor = BatchAccessor<Audit, AuditInput, AuditPatch, AuditWhere>;
+
+/** The AUDIT part of a client's batch builder. */
+export function auditBatchAccessor(): AuditBatchAccessor {
+  return batchAccessor('audit');
 }

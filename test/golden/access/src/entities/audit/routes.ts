@@ -6,12 +6,14 @@ import {
   type DataContext,
   type DataRoutes,
   deleteRecord,
+  deleteRecords,
   type EntityRouter,
   entityRouter,
   getRecord,
   insertRecords,
   listRecords,
   patchRecord,
+  patchRecords,
   recordId,
   replaceRecord,
   type RestConfig,
@@ -48,8 +50,12 @@ export function createAuditRouter(data: DataContext): EntityRouter {
   const router = entityRouter(definition, hooks, auditRestConfig, auditAccess);
   // GET /data/audit: lists AUDIT records, filtered, sorted and paged.
   router.get('/', (ctx) => listRecords(ctx, data, definition, auditRestConfig));
-  // POST /data/audit: inserts one AUDIT record, or a list of them in one transaction.
+  // POST /data/audit: inserts one AUDIT record, or a list of them in one transaction (upserts with onConflict).
   router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
+  // PATCH /data/audit: changes some fields of every AUDIT record the filters match, in one transaction.
+  router.patch('/', (ctx) => patchRecords(ctx, data, definition, hooks));
+  // DELETE /data/audit: deletes every AUDIT record the filters match, in one transaction.
+  router.delete('/', (ctx) => deleteRecords(ctx, data, definition, hooks));
   // GET /data/audit/{id}: reads one AUDIT record.
   router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
   // PUT /data/audit/{id}: replaces one AUDIT record, renames it, or creates it when absent.

@@ -2,6 +2,8 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  type BatchAccessor,
+  batchAccessor,
   type EntityAccessor,
   entityAccessor,
   type OrderedFilter,
@@ -24,7 +26,10 @@ export interface CustomerWhere {
 /** What lists of CUSTOMER sort by: a field, or `-field` for descending. */
 export type CustomerOrder = 'id' | '-id' | 'name' | '-name';
 
-/** The client of `/data/customer`: list, get, insert, replace, patch, remove, count. */
+/**
+ * The client of `/data/customer`: list, get, insert, replace, patch, remove, count, upsert,
+ * patchWhere, removeWhere.
+ */
 export type CustomerAccessor = EntityAccessor<
   Customer,
   CustomerInput,
@@ -36,4 +41,20 @@ export type CustomerAccessor = EntityAccessor<
 /** The CUSTOMER accessor of a client (`createClient` in `src/client.ts`). */
 export function customerAccessor(transport: Transport): CustomerAccessor {
   return entityAccessor(transport, 'customer');
+}
+
+/**
+ * The batch form of the CUSTOMER accessor (`client.batch`): each method makes an operation of the
+ * batch instead of sending a request.
+ */
+export type CustomerBatchAccessor = BatchAccessor<
+  Customer,
+  CustomerInput,
+  CustomerPatch,
+  CustomerWhere
+>;
+
+/** The CUSTOMER part of a client's batch builder. */
+export function customerBatchAccessor(): CustomerBatchAccessor {
+  return batchAccessor('customer');
 }

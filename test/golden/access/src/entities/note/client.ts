@@ -2,6 +2,8 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  type BatchAccessor,
+  batchAccessor,
   type EntityAccessor,
   entityAccessor,
   type OrderedFilter,
@@ -25,10 +27,24 @@ export interface NoteWhere {
 /** What lists of NOTE sort by: a field, or `-field` for descending. */
 export type NoteOrder = 'id' | '-id' | 'author' | '-author' | 'text' | '-text';
 
-/** The client of `/data/note`: list, get, insert, replace, patch, remove, count. */
+/**
+ * The client of `/data/note`: list, get, insert, replace, patch, remove, count, upsert, patchWhere,
+ * removeWhere.
+ */
 export type NoteAccessor = EntityAccessor<Note, NoteInput, NotePatch, NoteWhere, NoteOrder>;
 
 /** The NOTE accessor of a client (`createClient` in `src/client.ts`). */
 export function noteAccessor(transport: Transport): NoteAccessor {
   return entityAccessor(transport, 'note');
+}
+
+/**
+ * The batch form of the NOTE accessor (`client.batch`): each method makes an operation of the batch
+ * instead of sending a request.
+ */
+export type NoteBatchAccessor = BatchAccessor<Note, NoteInput, NotePatch, NoteWhere>;
+
+/** The NOTE part of a client's batch builder. */
+export function noteBatchAccessor(): NoteBatchAccessor {
+  return batchAccessor('note');
 }

@@ -6,12 +6,14 @@ import {
   type DataContext,
   type DataRoutes,
   deleteRecord,
+  deleteRecords,
   type EntityRouter,
   entityRouter,
   getRecord,
   insertRecords,
   listRecords,
   patchRecord,
+  patchRecords,
   recordId,
   replaceRecord,
   type RestConfig,
@@ -51,8 +53,12 @@ export function createNoteRouter(data: DataContext): EntityRouter {
   const router = entityRouter(definition, hooks, noteRestConfig, noteAccess);
   // GET /data/note: lists NOTE records, filtered, sorted and paged.
   router.get('/', (ctx) => listRecords(ctx, data, definition, noteRestConfig));
-  // POST /data/note: inserts one NOTE record, or a list of them in one transaction.
+  // POST /data/note: inserts one NOTE record, or a list of them in one transaction (upserts with onConflict).
   router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
+  // PATCH /data/note: changes some fields of every NOTE record the filters match, in one transaction.
+  router.patch('/', (ctx) => patchRecords(ctx, data, definition, hooks));
+  // DELETE /data/note: deletes every NOTE record the filters match, in one transaction.
+  router.delete('/', (ctx) => deleteRecords(ctx, data, definition, hooks));
   // GET /data/note/{id}: reads one NOTE record.
   router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
   // PUT /data/note/{id}: replaces one NOTE record, renames it, or creates it when absent.

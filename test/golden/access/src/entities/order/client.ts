@@ -2,6 +2,8 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  type BatchAccessor,
+  batchAccessor,
   type EntityAccessor,
   entityAccessor,
   type OrderedFilter,
@@ -34,10 +36,24 @@ export type OrderOrder =
   | 'status'
   | '-status';
 
-/** The client of `/data/order`: list, get, insert, replace, patch, remove, count. */
+/**
+ * The client of `/data/order`: list, get, insert, replace, patch, remove, count, upsert,
+ * patchWhere, removeWhere.
+ */
 export type OrderAccessor = EntityAccessor<Order, OrderInput, OrderPatch, OrderWhere, OrderOrder>;
 
 /** The ORDER accessor of a client (`createClient` in `src/client.ts`). */
 export function orderAccessor(transport: Transport): OrderAccessor {
   return entityAccessor(transport, 'order');
+}
+
+/**
+ * The batch form of the ORDER accessor (`client.batch`): each method makes an operation of the
+ * batch instead of sending a request.
+ */
+export type OrderBatchAccessor = BatchAccessor<Order, OrderInput, OrderPatch, OrderWhere>;
+
+/** The ORDER part of a client's batch builder. */
+export function orderBatchAccessor(): OrderBatchAccessor {
+  return batchAccessor('order');
 }

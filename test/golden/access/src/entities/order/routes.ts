@@ -6,12 +6,14 @@ import {
   type DataContext,
   type DataRoutes,
   deleteRecord,
+  deleteRecords,
   type EntityRouter,
   entityRouter,
   getRecord,
   insertRecords,
   listRecords,
   patchRecord,
+  patchRecords,
   recordId,
   replaceRecord,
   type RestConfig,
@@ -52,8 +54,12 @@ export function createOrderRouter(data: DataContext): EntityRouter {
   const router = entityRouter(definition, hooks, orderRestConfig, orderAccess);
   // GET /data/order: lists ORDER records, filtered, sorted and paged.
   router.get('/', (ctx) => listRecords(ctx, data, definition, orderRestConfig));
-  // POST /data/order: inserts one ORDER record, or a list of them in one transaction.
+  // POST /data/order: inserts one ORDER record, or a list of them in one transaction (upserts with onConflict).
   router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
+  // PATCH /data/order: changes some fields of every ORDER record the filters match, in one transaction.
+  router.patch('/', (ctx) => patchRecords(ctx, data, definition, hooks));
+  // DELETE /data/order: deletes every ORDER record the filters match, in one transaction.
+  router.delete('/', (ctx) => deleteRecords(ctx, data, definition, hooks));
   // GET /data/order/{id}: reads one ORDER record.
   router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
   // PUT /data/order/{id}: replaces one ORDER record, renames it, or creates it when absent.

@@ -2,6 +2,8 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  type BatchAccessor,
+  batchAccessor,
   type EntityAccessor,
   entityAccessor,
   type OrderedFilter,
@@ -25,7 +27,10 @@ export interface ProductWhere {
 /** What lists of PRODUCT sort by: a field, or `-field` for descending. */
 export type ProductOrder = 'code' | '-code' | 'name' | '-name' | 'price' | '-price';
 
-/** The client of `/data/product`: list, get, insert, replace, patch, remove, count. */
+/**
+ * The client of `/data/product`: list, get, insert, replace, patch, remove, count, upsert,
+ * patchWhere, removeWhere.
+ */
 export type ProductAccessor = EntityAccessor<
   Product,
   ProductInput,
@@ -37,4 +42,15 @@ export type ProductAccessor = EntityAccessor<
 /** The PRODUCT accessor of a client (`createClient` in `src/client.ts`). */
 export function productAccessor(transport: Transport): ProductAccessor {
   return entityAccessor(transport, 'product');
+}
+
+/**
+ * The batch form of the PRODUCT accessor (`client.batch`): each method makes an operation of the
+ * batch instead of sending a request.
+ */
+export type ProductBatchAccessor = BatchAccessor<Product, ProductInput, ProductPatch, ProductWhere>;
+
+/** The PRODUCT part of a client's batch builder. */
+export function productBatchAccessor(): ProductBatchAccessor {
+  return batchAccessor('product');
 }

@@ -2,6 +2,8 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  type BatchAccessor,
+  batchAccessor,
   type EntityAccessor,
   entityAccessor,
   type TextFilter,
@@ -23,7 +25,10 @@ export interface SettingsWhere {
 /** What lists of SETTINGS sort by: a field, or `-field` for descending. */
 export type SettingsOrder = 'shopName' | '-shopName' | 'currency' | '-currency';
 
-/** The client of `/data/settings`: list, get, insert, replace, patch, remove, count. */
+/**
+ * The client of `/data/settings`: list, get, insert, replace, patch, remove, count, upsert,
+ * patchWhere, removeWhere.
+ */
 export type SettingsAccessor = EntityAccessor<
   Settings,
   SettingsInput,
@@ -35,4 +40,20 @@ export type SettingsAccessor = EntityAccessor<
 /** The SETTINGS accessor of a client (`createClient` in `src/client.ts`). */
 export function settingsAccessor(transport: Transport): SettingsAccessor {
   return entityAccessor(transport, 'settings');
+}
+
+/**
+ * The batch form of the SETTINGS accessor (`client.batch`): each method makes an operation of the
+ * batch instead of sending a request.
+ */
+export type SettingsBatchAccessor = BatchAccessor<
+  Settings,
+  SettingsInput,
+  SettingsPatch,
+  SettingsWhere
+>;
+
+/** The SETTINGS part of a client's batch builder. */
+export function settingsBatchAccessor(): SettingsBatchAccessor {
+  return batchAccessor('settings');
 }

@@ -2,6 +2,8 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  type BatchAccessor,
+  batchAccessor,
   type EntityAccessor,
   entityAccessor,
   type OrderedFilter,
@@ -9,6 +11,7 @@ import {
   type Transport,
 } from '@entity-gen/runtime/client';
 import type { Wishlist, WishlistInput, WishlistPatch } from './types.js';
+import type { Customer } from '../customer/types.js';
 
 export type { Wishlist, WishlistInput, WishlistPatch } from './types.js';
 
@@ -25,16 +28,44 @@ export interface WishlistWhere {
 /** What lists of WISHLIST sort by: a field, or `-field` for descending. */
 export type WishlistOrder = 'id' | '-id' | 'customer' | '-customer' | 'item' | '-item';
 
-/** The client of `/data/wishlist`: list, get, insert, replace, patch, remove, count. */
+/**
+ * What `expand` embeds in WISHLIST records read with it: per reference field, the record it names
+ * (`null` when there is none), or the list of them for an ARRAY.
+ */
+export interface WishlistExpansions {
+  customer: Customer | null;
+}
+
+/**
+ * The client of `/data/wishlist`: list, get, insert, replace, patch, remove, count, upsert,
+ * patchWhere, removeWhere.
+ */
 export type WishlistAccessor = EntityAccessor<
   Wishlist,
   WishlistInput,
   WishlistPatch,
   WishlistWhere,
-  WishlistOrder
+  WishlistOrder,
+  WishlistExpansions
 >;
 
 /** The WISHLIST accessor of a client (`createClient` in `src/client.ts`). */
 export function wishlistAccessor(transport: Transport): WishlistAccessor {
   return entityAccessor(transport, 'wishlist');
+}
+
+/**
+ * The batch form of the WISHLIST accessor (`client.batch`): each method makes an operation of the
+ * batch instead of sending a request.
+ */
+export type WishlistBatchAccessor = BatchAccessor<
+  Wishlist,
+  WishlistInput,
+  WishlistPatch,
+  WishlistWhere
+>;
+
+/** The WISHLIST part of a client's batch builder. */
+export function wishlistBatchAccessor(): WishlistBatchAccessor {
+  return batchAccessor('wishlist');
 }

@@ -6,12 +6,14 @@ import {
   type DataContext,
   type DataRoutes,
   deleteRecord,
+  deleteRecords,
   type EntityRouter,
   entityRouter,
   getRecord,
   insertRecords,
   listRecords,
   patchRecord,
+  patchRecords,
   recordId,
   replaceRecord,
   type RestConfig,
@@ -52,8 +54,12 @@ export function createWishlistRouter(data: DataContext): EntityRouter {
   const router = entityRouter(definition, hooks, wishlistRestConfig, wishlistAccess);
   // GET /data/wishlist: lists WISHLIST records, filtered, sorted and paged.
   router.get('/', (ctx) => listRecords(ctx, data, definition, wishlistRestConfig));
-  // POST /data/wishlist: inserts one WISHLIST record, or a list of them in one transaction.
+  // POST /data/wishlist: inserts one WISHLIST record, or a list of them in one transaction (upserts with onConflict).
   router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
+  // PATCH /data/wishlist: changes some fields of every WISHLIST record the filters match, in one transaction.
+  router.patch('/', (ctx) => patchRecords(ctx, data, definition, hooks));
+  // DELETE /data/wishlist: deletes every WISHLIST record the filters match, in one transaction.
+  router.delete('/', (ctx) => deleteRecords(ctx, data, definition, hooks));
   // GET /data/wishlist/{id}: reads one WISHLIST record.
   router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
   // PUT /data/wishlist/{id}: replaces one WISHLIST record, renames it, or creates it when absent.

@@ -2,6 +2,8 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  type BatchAccessor,
+  batchAccessor,
   type EntityAccessor,
   entityAccessor,
   type OrderedFilter,
@@ -37,7 +39,10 @@ export type OrderLineOrder =
   | 'unitPrice'
   | '-unitPrice';
 
-/** The client of `/data/order_line`: list, get, insert, replace, patch, remove, count. */
+/**
+ * The client of `/data/order_line`: list, get, insert, replace, patch, remove, count, upsert,
+ * patchWhere, removeWhere.
+ */
 export type OrderLineAccessor = EntityAccessor<
   OrderLine,
   OrderLineInput,
@@ -49,4 +54,20 @@ export type OrderLineAccessor = EntityAccessor<
 /** The ORDER_LINE accessor of a client (`createClient` in `src/client.ts`). */
 export function orderLineAccessor(transport: Transport): OrderLineAccessor {
   return entityAccessor(transport, 'order_line');
+}
+
+/**
+ * The batch form of the ORDER_LINE accessor (`client.batch`): each method makes an operation of the
+ * batch instead of sending a request.
+ */
+export type OrderLineBatchAccessor = BatchAccessor<
+  OrderLine,
+  OrderLineInput,
+  OrderLinePatch,
+  OrderLineWhere
+>;
+
+/** The ORDER_LINE part of a client's batch builder. */
+export function orderLineBatchAccessor(): OrderLineBatchAccessor {
+  return batchAccessor('order_line');
 }

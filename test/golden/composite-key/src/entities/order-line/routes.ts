@@ -5,12 +5,14 @@ import {
   type DataContext,
   type DataRoutes,
   deleteRecord,
+  deleteRecords,
   type EntityRouter,
   entityRouter,
   getRecord,
   insertRecords,
   listRecords,
   patchRecord,
+  patchRecords,
   recordId,
   replaceRecord,
   type RestConfig,
@@ -35,8 +37,12 @@ export function createOrderLineRouter(data: DataContext): EntityRouter {
   const router = entityRouter(definition, hooks, orderLineRestConfig);
   // GET /data/order_line: lists ORDER_LINE records, filtered, sorted and paged.
   router.get('/', (ctx) => listRecords(ctx, data, definition, orderLineRestConfig));
-  // POST /data/order_line: inserts one ORDER_LINE record, or a list of them in one transaction.
+  // POST /data/order_line: inserts one ORDER_LINE record, or a list of them in one transaction (upserts with onConflict).
   router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
+  // PATCH /data/order_line: changes some fields of every ORDER_LINE record the filters match, in one transaction.
+  router.patch('/', (ctx) => patchRecords(ctx, data, definition, hooks));
+  // DELETE /data/order_line: deletes every ORDER_LINE record the filters match, in one transaction.
+  router.delete('/', (ctx) => deleteRecords(ctx, data, definition, hooks));
   // GET /data/order_line/{id}: reads one ORDER_LINE record.
   router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
   // PUT /data/order_line/{id}: replaces one ORDER_LINE record, renames it, or creates it when absent.

@@ -2,6 +2,8 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  type BatchAccessor,
+  batchAccessor,
   type EntityAccessor,
   entityAccessor,
   type EqualityFilter,
@@ -38,10 +40,24 @@ export type ShiftOrder =
   | 'worker'
   | '-worker';
 
-/** The client of `/data/shift`: list, get, insert, replace, patch, remove, count. */
+/**
+ * The client of `/data/shift`: list, get, insert, replace, patch, remove, count, upsert,
+ * patchWhere, removeWhere.
+ */
 export type ShiftAccessor = EntityAccessor<Shift, ShiftInput, ShiftPatch, ShiftWhere, ShiftOrder>;
 
 /** The SHIFT accessor of a client (`createClient` in `src/client.ts`). */
 export function shiftAccessor(transport: Transport): ShiftAccessor {
   return entityAccessor(transport, 'shift');
+}
+
+/**
+ * The batch form of the SHIFT accessor (`client.batch`): each method makes an operation of the
+ * batch instead of sending a request.
+ */
+export type ShiftBatchAccessor = BatchAccessor<Shift, ShiftInput, ShiftPatch, ShiftWhere>;
+
+/** The SHIFT part of a client's batch builder. */
+export function shiftBatchAccessor(): ShiftBatchAccessor {
+  return batchAccessor('shift');
 }

@@ -5,12 +5,14 @@ import {
   type DataContext,
   type DataRoutes,
   deleteRecord,
+  deleteRecords,
   type EntityRouter,
   entityRouter,
   getRecord,
   insertRecords,
   listRecords,
   patchRecord,
+  patchRecords,
   recordId,
   replaceRecord,
   type RestConfig,
@@ -34,8 +36,12 @@ export function createShiftRouter(data: DataContext): EntityRouter {
   const router = entityRouter(definition, hooks, shiftRestConfig);
   // GET /data/shift: lists SHIFT records, filtered, sorted and paged.
   router.get('/', (ctx) => listRecords(ctx, data, definition, shiftRestConfig));
-  // POST /data/shift: inserts one SHIFT record, or a list of them in one transaction.
+  // POST /data/shift: inserts one SHIFT record, or a list of them in one transaction (upserts with onConflict).
   router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
+  // PATCH /data/shift: changes some fields of every SHIFT record the filters match, in one transaction.
+  router.patch('/', (ctx) => patchRecords(ctx, data, definition, hooks));
+  // DELETE /data/shift: deletes every SHIFT record the filters match, in one transaction.
+  router.delete('/', (ctx) => deleteRecords(ctx, data, definition, hooks));
   // GET /data/shift/{id}: reads one SHIFT record.
   router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
   // PUT /data/shift/{id}: replaces one SHIFT record, renames it, or creates it when absent.

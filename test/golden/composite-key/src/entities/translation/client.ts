@@ -2,6 +2,8 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  type BatchAccessor,
+  batchAccessor,
   type EntityAccessor,
   entityAccessor,
   type TextFilter,
@@ -33,7 +35,10 @@ export type TranslationOrder =
   | 'text'
   | '-text';
 
-/** The client of `/data/translation`: list, get, insert, replace, patch, remove, count. */
+/**
+ * The client of `/data/translation`: list, get, insert, replace, patch, remove, count, upsert,
+ * patchWhere, removeWhere.
+ */
 export type TranslationAccessor = EntityAccessor<
   Translation,
   TranslationInput,
@@ -45,4 +50,20 @@ export type TranslationAccessor = EntityAccessor<
 /** The TRANSLATION accessor of a client (`createClient` in `src/client.ts`). */
 export function translationAccessor(transport: Transport): TranslationAccessor {
   return entityAccessor(transport, 'translation');
+}
+
+/**
+ * The batch form of the TRANSLATION accessor (`client.batch`): each method makes an operation of
+ * the batch instead of sending a request.
+ */
+export type TranslationBatchAccessor = BatchAccessor<
+  Translation,
+  TranslationInput,
+  TranslationPatch,
+  TranslationWhere
+>;
+
+/** The TRANSLATION part of a client's batch builder. */
+export function translationBatchAccessor(): TranslationBatchAccessor {
+  return batchAccessor('translation');
 }

@@ -5,12 +5,14 @@ import {
   type DataContext,
   type DataRoutes,
   deleteRecord,
+  deleteRecords,
   type EntityRouter,
   entityRouter,
   getRecord,
   insertRecords,
   listRecords,
   patchRecord,
+  patchRecords,
   recordId,
   replaceRecord,
   type RestConfig,
@@ -35,8 +37,12 @@ export function createTranslationRouter(data: DataContext): EntityRouter {
   const router = entityRouter(definition, hooks, translationRestConfig);
   // GET /data/translation: lists TRANSLATION records, filtered, sorted and paged.
   router.get('/', (ctx) => listRecords(ctx, data, definition, translationRestConfig));
-  // POST /data/translation: inserts one TRANSLATION record, or a list of them in one transaction.
+  // POST /data/translation: inserts one TRANSLATION record, or a list of them in one transaction (upserts with onConflict).
   router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
+  // PATCH /data/translation: changes some fields of every TRANSLATION record the filters match, in one transaction.
+  router.patch('/', (ctx) => patchRecords(ctx, data, definition, hooks));
+  // DELETE /data/translation: deletes every TRANSLATION record the filters match, in one transaction.
+  router.delete('/', (ctx) => deleteRecords(ctx, data, definition, hooks));
   // GET /data/translation/{id}: reads one TRANSLATION record.
   router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
   // PUT /data/translation/{id}: replaces one TRANSLATION record, renames it, or creates it when absent.

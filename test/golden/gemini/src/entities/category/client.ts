@@ -2,6 +2,8 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  type BatchAccessor,
+  batchAccessor,
   type EntityAccessor,
   entityAccessor,
   type OrderedFilter,
@@ -34,7 +36,10 @@ export type CategoryOrder =
   | 'sortkey'
   | '-sortkey';
 
-/** The client of `/data/category`: list, get, insert, replace, patch, remove, count. */
+/**
+ * The client of `/data/category`: list, get, insert, replace, patch, remove, count, upsert,
+ * patchWhere, removeWhere.
+ */
 export type CategoryAccessor = EntityAccessor<
   Category,
   CategoryInput,
@@ -46,4 +51,20 @@ export type CategoryAccessor = EntityAccessor<
 /** The CATEGORY accessor of a client (`createClient` in `src/client.ts`). */
 export function categoryAccessor(transport: Transport): CategoryAccessor {
   return entityAccessor(transport, 'category');
+}
+
+/**
+ * The batch form of the CATEGORY accessor (`client.batch`): each method makes an operation of the
+ * batch instead of sending a request.
+ */
+export type CategoryBatchAccessor = BatchAccessor<
+  Category,
+  CategoryInput,
+  CategoryPatch,
+  CategoryWhere
+>;
+
+/** The CATEGORY part of a client's batch builder. */
+export function categoryBatchAccessor(): CategoryBatchAccessor {
+  return batchAccessor('category');
 }

@@ -5,12 +5,14 @@ import {
   type DataContext,
   type DataRoutes,
   deleteRecord,
+  deleteRecords,
   type EntityRouter,
   entityRouter,
   getRecord,
   insertRecords,
   listRecords,
   patchRecord,
+  patchRecords,
   recordId,
   replaceRecord,
   type RestConfig,
@@ -34,8 +36,12 @@ export function createCategoryRouter(data: DataContext): EntityRouter {
   const router = entityRouter(definition, hooks, categoryRestConfig);
   // GET /data/category: lists CATEGORY records, filtered, sorted and paged.
   router.get('/', (ctx) => listRecords(ctx, data, definition, categoryRestConfig));
-  // POST /data/category: inserts one CATEGORY record, or a list of them in one transaction.
+  // POST /data/category: inserts one CATEGORY record, or a list of them in one transaction (upserts with onConflict).
   router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
+  // PATCH /data/category: changes some fields of every CATEGORY record the filters match, in one transaction.
+  router.patch('/', (ctx) => patchRecords(ctx, data, definition, hooks));
+  // DELETE /data/category: deletes every CATEGORY record the filters match, in one transaction.
+  router.delete('/', (ctx) => deleteRecords(ctx, data, definition, hooks));
   // GET /data/category/{id}: reads one CATEGORY record.
   router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
   // PUT /data/category/{id}: replaces one CATEGORY record, renames it, or creates it when absent.

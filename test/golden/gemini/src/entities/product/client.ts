@@ -2,6 +2,8 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  type BatchAccessor,
+  batchAccessor,
   type EntityAccessor,
   entityAccessor,
   type EqualityFilter,
@@ -11,6 +13,7 @@ import {
   type Transport,
 } from '@entity-gen/runtime/client';
 import type { Product, ProductInput, ProductPatch } from './types.js';
+import type { Category } from '../category/types.js';
 
 export type { Product, ProductInput, ProductPatch } from './types.js';
 
@@ -60,16 +63,39 @@ export type ProductOrder =
   | 'active'
   | '-active';
 
-/** The client of `/data/product`: list, get, insert, replace, patch, remove, count. */
+/**
+ * What `expand` embeds in PRODUCT records read with it: per reference field, the record it names
+ * (`null` when there is none), or the list of them for an ARRAY.
+ */
+export interface ProductExpansions {
+  category: Category | null;
+}
+
+/**
+ * The client of `/data/product`: list, get, insert, replace, patch, remove, count, upsert,
+ * patchWhere, removeWhere.
+ */
 export type ProductAccessor = EntityAccessor<
   Product,
   ProductInput,
   ProductPatch,
   ProductWhere,
-  ProductOrder
+  ProductOrder,
+  ProductExpansions
 >;
 
 /** The PRODUCT accessor of a client (`createClient` in `src/client.ts`). */
 export function productAccessor(transport: Transport): ProductAccessor {
   return entityAccessor(transport, 'product');
+}
+
+/**
+ * The batch form of the PRODUCT accessor (`client.batch`): each method makes an operation of the
+ * batch instead of sending a request.
+ */
+export type ProductBatchAccessor = BatchAccessor<Product, ProductInput, ProductPatch, ProductWhere>;
+
+/** The PRODUCT part of a client's batch builder. */
+export function productBatchAccessor(): ProductBatchAccessor {
+  return batchAccessor('product');
 }

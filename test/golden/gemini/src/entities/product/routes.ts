@@ -5,12 +5,14 @@ import {
   type DataContext,
   type DataRoutes,
   deleteRecord,
+  deleteRecords,
   type EntityRouter,
   entityRouter,
   getRecord,
   insertRecords,
   listRecords,
   patchRecord,
+  patchRecords,
   recordId,
   replaceRecord,
   type RestConfig,
@@ -34,8 +36,12 @@ export function createProductRouter(data: DataContext): EntityRouter {
   const router = entityRouter(definition, hooks, productRestConfig);
   // GET /data/product: lists PRODUCT records, filtered, sorted and paged.
   router.get('/', (ctx) => listRecords(ctx, data, definition, productRestConfig));
-  // POST /data/product: inserts one PRODUCT record, or a list of them in one transaction.
+  // POST /data/product: inserts one PRODUCT record, or a list of them in one transaction (upserts with onConflict).
   router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
+  // PATCH /data/product: changes some fields of every PRODUCT record the filters match, in one transaction.
+  router.patch('/', (ctx) => patchRecords(ctx, data, definition, hooks));
+  // DELETE /data/product: deletes every PRODUCT record the filters match, in one transaction.
+  router.delete('/', (ctx) => deleteRecords(ctx, data, definition, hooks));
   // GET /data/product/{id}: reads one PRODUCT record.
   router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
   // PUT /data/product/{id}: replaces one PRODUCT record, renames it, or creates it when absent.

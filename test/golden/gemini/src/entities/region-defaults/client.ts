@@ -2,6 +2,8 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  type BatchAccessor,
+  batchAccessor,
   type EntityAccessor,
   entityAccessor,
   type OrderedFilter,
@@ -31,7 +33,10 @@ export type RegionDefaultsOrder =
   | 'currency'
   | '-currency';
 
-/** The client of `/data/region_defaults`: list, get, insert, replace, patch, remove, count. */
+/**
+ * The client of `/data/region_defaults`: list, get, insert, replace, patch, remove, count, upsert,
+ * patchWhere, removeWhere.
+ */
 export type RegionDefaultsAccessor = EntityAccessor<
   RegionDefaults,
   RegionDefaultsInput,
@@ -43,4 +48,20 @@ export type RegionDefaultsAccessor = EntityAccessor<
 /** The REGION_DEFAULTS accessor of a client (`createClient` in `src/client.ts`). */
 export function regionDefaultsAccessor(transport: Transport): RegionDefaultsAccessor {
   return entityAccessor(transport, 'region_defaults');
+}
+
+/**
+ * The batch form of the REGION_DEFAULTS accessor (`client.batch`): each method makes an operation
+ * of the batch instead of sending a request.
+ */
+export type RegionDefaultsBatchAccessor = BatchAccessor<
+  RegionDefaults,
+  RegionDefaultsInput,
+  RegionDefaultsPatch,
+  RegionDefaultsWhere
+>;
+
+/** The REGION_DEFAULTS part of a client's batch builder. */
+export function regionDefaultsBatchAccessor(): RegionDefaultsBatchAccessor {
+  return batchAccessor('region_defaults');
 }

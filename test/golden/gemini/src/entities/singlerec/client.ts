@@ -2,6 +2,8 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  type BatchAccessor,
+  batchAccessor,
   type EntityAccessor,
   entityAccessor,
   type EqualityFilter,
@@ -35,7 +37,10 @@ export type SinglerecOrder =
   | 'intField'
   | '-intField';
 
-/** The client of `/data/singlerec`: list, get, insert, replace, patch, remove, count. */
+/**
+ * The client of `/data/singlerec`: list, get, insert, replace, patch, remove, count, upsert,
+ * patchWhere, removeWhere.
+ */
 export type SinglerecAccessor = EntityAccessor<
   Singlerec,
   SinglerecInput,
@@ -47,4 +52,20 @@ export type SinglerecAccessor = EntityAccessor<
 /** The SINGLEREC accessor of a client (`createClient` in `src/client.ts`). */
 export function singlerecAccessor(transport: Transport): SinglerecAccessor {
   return entityAccessor(transport, 'singlerec');
+}
+
+/**
+ * The batch form of the SINGLEREC accessor (`client.batch`): each method makes an operation of the
+ * batch instead of sending a request.
+ */
+export type SinglerecBatchAccessor = BatchAccessor<
+  Singlerec,
+  SinglerecInput,
+  SinglerecPatch,
+  SinglerecWhere
+>;
+
+/** The SINGLEREC part of a client's batch builder. */
+export function singlerecBatchAccessor(): SinglerecBatchAccessor {
+  return batchAccessor('singlerec');
 }

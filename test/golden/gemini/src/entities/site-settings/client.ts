@@ -2,6 +2,8 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  type BatchAccessor,
+  batchAccessor,
   type EntityAccessor,
   entityAccessor,
   type EqualityFilter,
@@ -24,7 +26,10 @@ export interface SiteSettingsWhere {
 /** What lists of SITE_SETTINGS sort by: a field, or `-field` for descending. */
 export type SiteSettingsOrder = 'siteName' | '-siteName' | 'maintenance' | '-maintenance';
 
-/** The client of `/data/site_settings`: list, get, insert, replace, patch, remove, count. */
+/**
+ * The client of `/data/site_settings`: list, get, insert, replace, patch, remove, count, upsert,
+ * patchWhere, removeWhere.
+ */
 export type SiteSettingsAccessor = EntityAccessor<
   SiteSettings,
   SiteSettingsInput,
@@ -36,4 +41,20 @@ export type SiteSettingsAccessor = EntityAccessor<
 /** The SITE_SETTINGS accessor of a client (`createClient` in `src/client.ts`). */
 export function siteSettingsAccessor(transport: Transport): SiteSettingsAccessor {
   return entityAccessor(transport, 'site_settings');
+}
+
+/**
+ * The batch form of the SITE_SETTINGS accessor (`client.batch`): each method makes an operation of
+ * the batch instead of sending a request.
+ */
+export type SiteSettingsBatchAccessor = BatchAccessor<
+  SiteSettings,
+  SiteSettingsInput,
+  SiteSettingsPatch,
+  SiteSettingsWhere
+>;
+
+/** The SITE_SETTINGS part of a client's batch builder. */
+export function siteSettingsBatchAccessor(): SiteSettingsBatchAccessor {
+  return batchAccessor('site_settings');
 }

@@ -5,12 +5,14 @@ import {
   type DataContext,
   type DataRoutes,
   deleteRecord,
+  deleteRecords,
   type EntityRouter,
   entityRouter,
   getRecord,
   insertRecords,
   listRecords,
   patchRecord,
+  patchRecords,
   recordId,
   replaceRecord,
   type RestConfig,
@@ -34,8 +36,12 @@ export function createCustomerRouter(data: DataContext): EntityRouter {
   const router = entityRouter(definition, hooks, customerRestConfig);
   // GET /data/customer: lists CUSTOMER records, filtered, sorted and paged.
   router.get('/', (ctx) => listRecords(ctx, data, definition, customerRestConfig));
-  // POST /data/customer: inserts one CUSTOMER record, or a list of them in one transaction.
+  // POST /data/customer: inserts one CUSTOMER record, or a list of them in one transaction (upserts with onConflict).
   router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
+  // PATCH /data/customer: changes some fields of every CUSTOMER record the filters match, in one transaction.
+  router.patch('/', (ctx) => patchRecords(ctx, data, definition, hooks));
+  // DELETE /data/customer: deletes every CUSTOMER record the filters match, in one transaction.
+  router.delete('/', (ctx) => deleteRecords(ctx, data, definition, hooks));
   // GET /data/customer/{id}: reads one CUSTOMER record.
   router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
   // PUT /data/customer/{id}: replaces one CUSTOMER record, renames it, or creates it when absent.

@@ -2,12 +2,15 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  type BatchAccessor,
+  batchAccessor,
   type EntityAccessor,
   entityAccessor,
   type OrderedFilter,
   type Transport,
 } from '@entity-gen/runtime/client';
 import type { Invoice, InvoiceInput, InvoicePatch } from './types.js';
+import type { Customer } from '../customer/types.js';
 
 export type { Invoice, InvoiceInput, InvoicePatch } from './types.js';
 
@@ -33,16 +36,39 @@ export type InvoiceOrder =
   | 'issuedOn'
   | '-issuedOn';
 
-/** The client of `/data/invoice`: list, get, insert, replace, patch, remove, count. */
+/**
+ * What `expand` embeds in INVOICE records read with it: per reference field, the record it names
+ * (`null` when there is none), or the list of them for an ARRAY.
+ */
+export interface InvoiceExpansions {
+  customer: Customer | null;
+}
+
+/**
+ * The client of `/data/invoice`: list, get, insert, replace, patch, remove, count, upsert,
+ * patchWhere, removeWhere.
+ */
 export type InvoiceAccessor = EntityAccessor<
   Invoice,
   InvoiceInput,
   InvoicePatch,
   InvoiceWhere,
-  InvoiceOrder
+  InvoiceOrder,
+  InvoiceExpansions
 >;
 
 /** The INVOICE accessor of a client (`createClient` in `src/client.ts`). */
 export function invoiceAccessor(transport: Transport): InvoiceAccessor {
   return entityAccessor(transport, 'invoice');
+}
+
+/**
+ * The batch form of the INVOICE accessor (`client.batch`): each method makes an operation of the
+ * batch instead of sending a request.
+ */
+export type InvoiceBatchAccessor = BatchAccessor<Invoice, InvoiceInput, InvoicePatch, InvoiceWhere>;
+
+/** The INVOICE part of a client's batch builder. */
+export function invoiceBatchAccessor(): InvoiceBatchAccessor {
+  return batchAccessor('invoice');
 }

@@ -5,12 +5,14 @@ import {
   type DataContext,
   type DataRoutes,
   deleteRecord,
+  deleteRecords,
   type EntityRouter,
   entityRouter,
   getRecord,
   insertRecords,
   listRecords,
   patchRecord,
+  patchRecords,
   recordId,
   replaceRecord,
   type RestConfig,
@@ -34,8 +36,12 @@ export function createInvoiceRouter(data: DataContext): EntityRouter {
   const router = entityRouter(definition, hooks, invoiceRestConfig);
   // GET /data/invoice: lists INVOICE records, filtered, sorted and paged.
   router.get('/', (ctx) => listRecords(ctx, data, definition, invoiceRestConfig));
-  // POST /data/invoice: inserts one INVOICE record, or a list of them in one transaction.
+  // POST /data/invoice: inserts one INVOICE record, or a list of them in one transaction (upserts with onConflict).
   router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
+  // PATCH /data/invoice: changes some fields of every INVOICE record the filters match, in one transaction.
+  router.patch('/', (ctx) => patchRecords(ctx, data, definition, hooks));
+  // DELETE /data/invoice: deletes every INVOICE record the filters match, in one transaction.
+  router.delete('/', (ctx) => deleteRecords(ctx, data, definition, hooks));
   // GET /data/invoice/{id}: reads one INVOICE record.
   router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
   // PUT /data/invoice/{id}: replaces one INVOICE record, renames it, or creates it when absent.

@@ -2,6 +2,8 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  type BatchAccessor,
+  batchAccessor,
   type EntityAccessor,
   entityAccessor,
   type TextFilter,
@@ -22,10 +24,24 @@ export interface GroupWhere {
 /** What lists of GROUP sort by: a field, or `-field` for descending. */
 export type GroupOrder = 'name' | '-name';
 
-/** The client of `/data/group`: list, get, insert, replace, patch, remove, count. */
+/**
+ * The client of `/data/group`: list, get, insert, replace, patch, remove, count, upsert,
+ * patchWhere, removeWhere.
+ */
 export type GroupAccessor = EntityAccessor<Group, GroupInput, GroupPatch, GroupWhere, GroupOrder>;
 
 /** The GROUP accessor of a client (`createClient` in `src/client.ts`). */
 export function groupAccessor(transport: Transport): GroupAccessor {
   return entityAccessor(transport, 'group');
+}
+
+/**
+ * The batch form of the GROUP accessor (`client.batch`): each method makes an operation of the
+ * batch instead of sending a request.
+ */
+export type GroupBatchAccessor = BatchAccessor<Group, GroupInput, GroupPatch, GroupWhere>;
+
+/** The GROUP part of a client's batch builder. */
+export function groupBatchAccessor(): GroupBatchAccessor {
+  return batchAccessor('group');
 }

@@ -5,12 +5,14 @@ import {
   type DataContext,
   type DataRoutes,
   deleteRecord,
+  deleteRecords,
   type EntityRouter,
   entityRouter,
   getRecord,
   insertRecords,
   listRecords,
   patchRecord,
+  patchRecords,
   recordId,
   replaceRecord,
   type RestConfig,
@@ -34,8 +36,12 @@ export function createGroupRouter(data: DataContext): EntityRouter {
   const router = entityRouter(definition, hooks, groupRestConfig);
   // GET /data/group: lists GROUP records, filtered, sorted and paged.
   router.get('/', (ctx) => listRecords(ctx, data, definition, groupRestConfig));
-  // POST /data/group: inserts one GROUP record, or a list of them in one transaction.
+  // POST /data/group: inserts one GROUP record, or a list of them in one transaction (upserts with onConflict).
   router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
+  // PATCH /data/group: changes some fields of every GROUP record the filters match, in one transaction.
+  router.patch('/', (ctx) => patchRecords(ctx, data, definition, hooks));
+  // DELETE /data/group: deletes every GROUP record the filters match, in one transaction.
+  router.delete('/', (ctx) => deleteRecords(ctx, data, definition, hooks));
   // GET /data/group/{id}: reads one GROUP record.
   router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
   // PUT /data/group/{id}: replaces one GROUP record, renames it, or creates it when absent.

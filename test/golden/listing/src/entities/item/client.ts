@@ -2,6 +2,8 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  type BatchAccessor,
+  batchAccessor,
   type EntityAccessor,
   entityAccessor,
   type EqualityFilter,
@@ -11,6 +13,8 @@ import {
   type Transport,
 } from '@entity-gen/runtime/client';
 import type { Item, ItemInput, ItemPatch } from './types.js';
+import type { Owner } from '../owner/types.js';
+import type { Group } from '../group/types.js';
 
 export type { Item, ItemInput, ItemPatch } from './types.js';
 
@@ -81,10 +85,41 @@ export type ItemOrder =
   | 'limit'
   | '-limit';
 
-/** The client of `/data/item`: list, get, insert, replace, patch, remove, count. */
-export type ItemAccessor = EntityAccessor<Item, ItemInput, ItemPatch, ItemWhere, ItemOrder>;
+/**
+ * What `expand` embeds in ITEM records read with it: per reference field, the record it names
+ * (`null` when there is none), or the list of them for an ARRAY.
+ */
+export interface ItemExpansions {
+  owner: Owner | null;
+  group: Group | null;
+  owners: (Owner | null)[];
+}
+
+/**
+ * The client of `/data/item`: list, get, insert, replace, patch, remove, count, upsert, patchWhere,
+ * removeWhere.
+ */
+export type ItemAccessor = EntityAccessor<
+  Item,
+  ItemInput,
+  ItemPatch,
+  ItemWhere,
+  ItemOrder,
+  ItemExpansions
+>;
 
 /** The ITEM accessor of a client (`createClient` in `src/client.ts`). */
 export function itemAccessor(transport: Transport): ItemAccessor {
   return entityAccessor(transport, 'item');
+}
+
+/**
+ * The batch form of the ITEM accessor (`client.batch`): each method makes an operation of the batch
+ * instead of sending a request.
+ */
+export type ItemBatchAccessor = BatchAccessor<Item, ItemInput, ItemPatch, ItemWhere>;
+
+/** The ITEM part of a client's batch builder. */
+export function itemBatchAccessor(): ItemBatchAccessor {
+  return batchAccessor('item');
 }

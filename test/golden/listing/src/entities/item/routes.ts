@@ -5,12 +5,14 @@ import {
   type DataContext,
   type DataRoutes,
   deleteRecord,
+  deleteRecords,
   type EntityRouter,
   entityRouter,
   getRecord,
   insertRecords,
   listRecords,
   patchRecord,
+  patchRecords,
   recordId,
   replaceRecord,
   type RestConfig,
@@ -34,8 +36,12 @@ export function createItemRouter(data: DataContext): EntityRouter {
   const router = entityRouter(definition, hooks, itemRestConfig);
   // GET /data/item: lists ITEM records, filtered, sorted and paged.
   router.get('/', (ctx) => listRecords(ctx, data, definition, itemRestConfig));
-  // POST /data/item: inserts one ITEM record, or a list of them in one transaction.
+  // POST /data/item: inserts one ITEM record, or a list of them in one transaction (upserts with onConflict).
   router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
+  // PATCH /data/item: changes some fields of every ITEM record the filters match, in one transaction.
+  router.patch('/', (ctx) => patchRecords(ctx, data, definition, hooks));
+  // DELETE /data/item: deletes every ITEM record the filters match, in one transaction.
+  router.delete('/', (ctx) => deleteRecords(ctx, data, definition, hooks));
   // GET /data/item/{id}: reads one ITEM record.
   router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
   // PUT /data/item/{id}: replaces one ITEM record, renames it, or creates it when absent.

@@ -2,6 +2,8 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  type BatchAccessor,
+  batchAccessor,
   type EntityAccessor,
   entityAccessor,
   type OrderedFilter,
@@ -25,10 +27,24 @@ export interface LineWhere {
 /** What lists of LINE sort by: a field, or `-field` for descending. */
 export type LineOrder = 'order' | '-order' | 'line' | '-line' | 'amount' | '-amount';
 
-/** The client of `/data/line`: list, get, insert, replace, patch, remove, count. */
+/**
+ * The client of `/data/line`: list, get, insert, replace, patch, remove, count, upsert, patchWhere,
+ * removeWhere.
+ */
 export type LineAccessor = EntityAccessor<Line, LineInput, LinePatch, LineWhere, LineOrder>;
 
 /** The LINE accessor of a client (`createClient` in `src/client.ts`). */
 export function lineAccessor(transport: Transport): LineAccessor {
   return entityAccessor(transport, 'line');
+}
+
+/**
+ * The batch form of the LINE accessor (`client.batch`): each method makes an operation of the batch
+ * instead of sending a request.
+ */
+export type LineBatchAccessor = BatchAccessor<Line, LineInput, LinePatch, LineWhere>;
+
+/** The LINE part of a client's batch builder. */
+export function lineBatchAccessor(): LineBatchAccessor {
+  return batchAccessor('line');
 }

@@ -5,12 +5,14 @@ import {
   type DataContext,
   type DataRoutes,
   deleteRecord,
+  deleteRecords,
   type EntityRouter,
   entityRouter,
   getRecord,
   insertRecords,
   listRecords,
   patchRecord,
+  patchRecords,
   recordId,
   replaceRecord,
   type RestConfig,
@@ -34,8 +36,12 @@ export function createLineRouter(data: DataContext): EntityRouter {
   const router = entityRouter(definition, hooks, lineRestConfig);
   // GET /data/line: lists LINE records, filtered, sorted and paged.
   router.get('/', (ctx) => listRecords(ctx, data, definition, lineRestConfig));
-  // POST /data/line: inserts one LINE record, or a list of them in one transaction.
+  // POST /data/line: inserts one LINE record, or a list of them in one transaction (upserts with onConflict).
   router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
+  // PATCH /data/line: changes some fields of every LINE record the filters match, in one transaction.
+  router.patch('/', (ctx) => patchRecords(ctx, data, definition, hooks));
+  // DELETE /data/line: deletes every LINE record the filters match, in one transaction.
+  router.delete('/', (ctx) => deleteRecords(ctx, data, definition, hooks));
   // GET /data/line/{id}: reads one LINE record.
   router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
   // PUT /data/line/{id}: replaces one LINE record, renames it, or creates it when absent.

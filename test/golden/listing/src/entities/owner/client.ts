@@ -2,6 +2,8 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  type BatchAccessor,
+  batchAccessor,
   type EntityAccessor,
   entityAccessor,
   type OrderedFilter,
@@ -24,10 +26,24 @@ export interface OwnerWhere {
 /** What lists of OWNER sort by: a field, or `-field` for descending. */
 export type OwnerOrder = 'id' | '-id' | 'name' | '-name';
 
-/** The client of `/data/owner`: list, get, insert, replace, patch, remove, count. */
+/**
+ * The client of `/data/owner`: list, get, insert, replace, patch, remove, count, upsert,
+ * patchWhere, removeWhere.
+ */
 export type OwnerAccessor = EntityAccessor<Owner, OwnerInput, OwnerPatch, OwnerWhere, OwnerOrder>;
 
 /** The OWNER accessor of a client (`createClient` in `src/client.ts`). */
 export function ownerAccessor(transport: Transport): OwnerAccessor {
   return entityAccessor(transport, 'owner');
+}
+
+/**
+ * The batch form of the OWNER accessor (`client.batch`): each method makes an operation of the
+ * batch instead of sending a request.
+ */
+export type OwnerBatchAccessor = BatchAccessor<Owner, OwnerInput, OwnerPatch, OwnerWhere>;
+
+/** The OWNER part of a client's batch builder. */
+export function ownerBatchAccessor(): OwnerBatchAccessor {
+  return batchAccessor('owner');
 }

@@ -5,12 +5,14 @@ import {
   type DataContext,
   type DataRoutes,
   deleteRecord,
+  deleteRecords,
   type EntityRouter,
   entityRouter,
   getRecord,
   insertRecords,
   listRecords,
   patchRecord,
+  patchRecords,
   recordId,
   replaceRecord,
   type RestConfig,
@@ -34,8 +36,12 @@ export function createOwnerRouter(data: DataContext): EntityRouter {
   const router = entityRouter(definition, hooks, ownerRestConfig);
   // GET /data/owner: lists OWNER records, filtered, sorted and paged.
   router.get('/', (ctx) => listRecords(ctx, data, definition, ownerRestConfig));
-  // POST /data/owner: inserts one OWNER record, or a list of them in one transaction.
+  // POST /data/owner: inserts one OWNER record, or a list of them in one transaction (upserts with onConflict).
   router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
+  // PATCH /data/owner: changes some fields of every OWNER record the filters match, in one transaction.
+  router.patch('/', (ctx) => patchRecords(ctx, data, definition, hooks));
+  // DELETE /data/owner: deletes every OWNER record the filters match, in one transaction.
+  router.delete('/', (ctx) => deleteRecords(ctx, data, definition, hooks));
   // GET /data/owner/{id}: reads one OWNER record.
   router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
   // PUT /data/owner/{id}: replaces one OWNER record, renames it, or creates it when absent.

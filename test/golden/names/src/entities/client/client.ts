@@ -2,6 +2,8 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  type BatchAccessor,
+  batchAccessor,
   type EntityAccessor,
   entityAccessor,
   type TextFilter,
@@ -22,7 +24,10 @@ export interface ClientWhere {
 /** What lists of CLIENT sort by: a field, or `-field` for descending. */
 export type ClientOrder = 'id' | '-id';
 
-/** The client of `/data/client`: list, get, insert, replace, patch, remove, count. */
+/**
+ * The client of `/data/client`: list, get, insert, replace, patch, remove, count, upsert,
+ * patchWhere, removeWhere.
+ */
 export type ClientAccessor = EntityAccessor<
   Client,
   ClientInput,
@@ -34,4 +39,15 @@ export type ClientAccessor = EntityAccessor<
 /** The CLIENT accessor of a client (`createClient` in `src/client.ts`). */
 export function clientAccessor(transport: Transport): ClientAccessor {
   return entityAccessor(transport, 'client');
+}
+
+/**
+ * The batch form of the CLIENT accessor (`client.batch`): each method makes an operation of the
+ * batch instead of sending a request.
+ */
+export type ClientBatchAccessor = BatchAccessor<Client, ClientInput, ClientPatch, ClientWhere>;
+
+/** The CLIENT part of a client's batch builder. */
+export function clientBatchAccessor(): ClientBatchAccessor {
+  return batchAccessor('client');
 }

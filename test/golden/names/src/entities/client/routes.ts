@@ -5,12 +5,14 @@ import {
   type DataContext,
   type DataRoutes,
   deleteRecord,
+  deleteRecords,
   type EntityRouter,
   entityRouter,
   getRecord,
   insertRecords,
   listRecords,
   patchRecord,
+  patchRecords,
   recordId,
   replaceRecord,
   type RestConfig,
@@ -34,8 +36,12 @@ export function createClientRouter(data: DataContext): EntityRouter {
   const router = entityRouter(definition, hooks, clientRestConfig);
   // GET /data/client: lists CLIENT records, filtered, sorted and paged.
   router.get('/', (ctx) => listRecords(ctx, data, definition, clientRestConfig));
-  // POST /data/client: inserts one CLIENT record, or a list of them in one transaction.
+  // POST /data/client: inserts one CLIENT record, or a list of them in one transaction (upserts with onConflict).
   router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
+  // PATCH /data/client: changes some fields of every CLIENT record the filters match, in one transaction.
+  router.patch('/', (ctx) => patchRecords(ctx, data, definition, hooks));
+  // DELETE /data/client: deletes every CLIENT record the filters match, in one transaction.
+  router.delete('/', (ctx) => deleteRecords(ctx, data, definition, hooks));
   // GET /data/client/{id}: reads one CLIENT record.
   router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
   // PUT /data/client/{id}: replaces one CLIENT record, renames it, or creates it when absent.

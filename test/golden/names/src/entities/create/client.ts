@@ -2,6 +2,8 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  type BatchAccessor,
+  batchAccessor,
   type EntityAccessor,
   entityAccessor,
   type TextFilter,
@@ -23,7 +25,10 @@ export interface CreateWhere {
 /** What lists of CREATE sort by: a field, or `-field` for descending. */
 export type CreateOrder = 'definition' | '-definition' | 'document' | '-document';
 
-/** The client of `/data/create`: list, get, insert, replace, patch, remove, count. */
+/**
+ * The client of `/data/create`: list, get, insert, replace, patch, remove, count, upsert,
+ * patchWhere, removeWhere.
+ */
 export type CreateAccessor = EntityAccessor<
   Create,
   CreateInput,
@@ -35,4 +40,15 @@ export type CreateAccessor = EntityAccessor<
 /** The CREATE accessor of a client (`createClient` in `src/client.ts`). */
 export function createAccessor(transport: Transport): CreateAccessor {
   return entityAccessor(transport, 'create');
+}
+
+/**
+ * The batch form of the CREATE accessor (`client.batch`): each method makes an operation of the
+ * batch instead of sending a request.
+ */
+export type CreateBatchAccessor = BatchAccessor<Create, CreateInput, CreatePatch, CreateWhere>;
+
+/** The CREATE part of a client's batch builder. */
+export function createBatchAccessor(): CreateBatchAccessor {
+  return batchAccessor('create');
 }

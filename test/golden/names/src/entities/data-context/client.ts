@@ -2,12 +2,15 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  type BatchAccessor,
+  batchAccessor,
   type EntityAccessor,
   entityAccessor,
   type TextFilter,
   type Transport,
 } from '@entity-gen/runtime/client';
 import type { DataContext, DataContextInput, DataContextPatch } from './types.js';
+import type { Issue } from '../issue/types.js';
 
 export type { DataContext, DataContextInput, DataContextPatch } from './types.js';
 
@@ -23,16 +26,44 @@ export interface DataContextWhere {
 /** What lists of DATA_CONTEXT sort by: a field, or `-field` for descending. */
 export type DataContextOrder = 'key' | '-key' | 'issue' | '-issue';
 
-/** The client of `/data/data_context`: list, get, insert, replace, patch, remove, count. */
+/**
+ * What `expand` embeds in DATA_CONTEXT records read with it: per reference field, the record it
+ * names (`null` when there is none), or the list of them for an ARRAY.
+ */
+export interface DataContextExpansions {
+  issue: Issue | null;
+}
+
+/**
+ * The client of `/data/data_context`: list, get, insert, replace, patch, remove, count, upsert,
+ * patchWhere, removeWhere.
+ */
 export type DataContextAccessor = EntityAccessor<
   DataContext,
   DataContextInput,
   DataContextPatch,
   DataContextWhere,
-  DataContextOrder
+  DataContextOrder,
+  DataContextExpansions
 >;
 
 /** The DATA_CONTEXT accessor of a client (`createClient` in `src/client.ts`). */
 export function dataContextAccessor(transport: Transport): DataContextAccessor {
   return entityAccessor(transport, 'data_context');
+}
+
+/**
+ * The batch form of the DATA_CONTEXT accessor (`client.batch`): each method makes an operation of
+ * the batch instead of sending a request.
+ */
+export type DataContextBatchAccessor = BatchAccessor<
+  DataContext,
+  DataContextInput,
+  DataContextPatch,
+  DataContextWhere
+>;
+
+/** The DATA_CONTEXT part of a client's batch builder. */
+export function dataContextBatchAccessor(): DataContextBatchAccessor {
+  return batchAccessor('data_context');
 }

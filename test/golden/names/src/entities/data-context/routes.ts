@@ -5,12 +5,14 @@ import {
   type DataContext as RuntimeDataContext,
   type DataRoutes,
   deleteRecord,
+  deleteRecords,
   type EntityRouter,
   entityRouter,
   getRecord,
   insertRecords,
   listRecords,
   patchRecord,
+  patchRecords,
   recordId,
   replaceRecord,
   type RestConfig,
@@ -35,8 +37,12 @@ export function createDataContextRouter(data: RuntimeDataContext): EntityRouter 
   const router = entityRouter(definition, hooks, dataContextRestConfig);
   // GET /data/data_context: lists DATA_CONTEXT records, filtered, sorted and paged.
   router.get('/', (ctx) => listRecords(ctx, data, definition, dataContextRestConfig));
-  // POST /data/data_context: inserts one DATA_CONTEXT record, or a list of them in one transaction.
+  // POST /data/data_context: inserts one DATA_CONTEXT record, or a list of them in one transaction (upserts with onConflict).
   router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
+  // PATCH /data/data_context: changes some fields of every DATA_CONTEXT record the filters match, in one transaction.
+  router.patch('/', (ctx) => patchRecords(ctx, data, definition, hooks));
+  // DELETE /data/data_context: deletes every DATA_CONTEXT record the filters match, in one transaction.
+  router.delete('/', (ctx) => deleteRecords(ctx, data, definition, hooks));
   // GET /data/data_context/{id}: reads one DATA_CONTEXT record.
   router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
   // PUT /data/data_context/{id}: replaces one DATA_CONTEXT record, renames it, or creates it when absent.

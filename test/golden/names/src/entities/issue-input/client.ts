@@ -2,6 +2,8 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  type BatchAccessor,
+  batchAccessor,
   type EntityAccessor,
   entityAccessor,
   type TextFilter,
@@ -22,7 +24,10 @@ export interface IssueInputWhere {
 /** What lists of ISSUE_INPUT sort by: a field, or `-field` for descending. */
 export type IssueInputOrder = 'id' | '-id';
 
-/** The client of `/data/issue_input`: list, get, insert, replace, patch, remove, count. */
+/**
+ * The client of `/data/issue_input`: list, get, insert, replace, patch, remove, count, upsert,
+ * patchWhere, removeWhere.
+ */
 export type IssueInputAccessor = EntityAccessor<
   IssueInput,
   IssueInputInput,
@@ -34,4 +39,20 @@ export type IssueInputAccessor = EntityAccessor<
 /** The ISSUE_INPUT accessor of a client (`createClient` in `src/client.ts`). */
 export function issueInputAccessor(transport: Transport): IssueInputAccessor {
   return entityAccessor(transport, 'issue_input');
+}
+
+/**
+ * The batch form of the ISSUE_INPUT accessor (`client.batch`): each method makes an operation of
+ * the batch instead of sending a request.
+ */
+export type IssueInputBatchAccessor = BatchAccessor<
+  IssueInput,
+  IssueInputInput,
+  IssueInputPatch,
+  IssueInputWhere
+>;
+
+/** The ISSUE_INPUT part of a client's batch builder. */
+export function issueInputBatchAccessor(): IssueInputBatchAccessor {
+  return batchAccessor('issue_input');
 }

@@ -5,12 +5,14 @@ import {
   type DataContext,
   type DataRoutes,
   deleteRecord,
+  deleteRecords,
   type EntityRouter,
   entityRouter,
   getRecord,
   insertRecords,
   listRecords,
   patchRecord,
+  patchRecords,
   recordId,
   replaceRecord,
   type RestConfig,
@@ -35,8 +37,12 @@ export function createIssueInputRouter(data: DataContext): EntityRouter {
   const router = entityRouter(definition, hooks, issueInputRestConfig);
   // GET /data/issue_input: lists ISSUE_INPUT records, filtered, sorted and paged.
   router.get('/', (ctx) => listRecords(ctx, data, definition, issueInputRestConfig));
-  // POST /data/issue_input: inserts one ISSUE_INPUT record, or a list of them in one transaction.
+  // POST /data/issue_input: inserts one ISSUE_INPUT record, or a list of them in one transaction (upserts with onConflict).
   router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
+  // PATCH /data/issue_input: changes some fields of every ISSUE_INPUT record the filters match, in one transaction.
+  router.patch('/', (ctx) => patchRecords(ctx, data, definition, hooks));
+  // DELETE /data/issue_input: deletes every ISSUE_INPUT record the filters match, in one transaction.
+  router.delete('/', (ctx) => deleteRecords(ctx, data, definition, hooks));
   // GET /data/issue_input/{id}: reads one ISSUE_INPUT record.
   router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
   // PUT /data/issue_input/{id}: replaces one ISSUE_INPUT record, renames it, or creates it when absent.

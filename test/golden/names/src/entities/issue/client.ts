@@ -2,13 +2,16 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  type BatchAccessor,
+  batchAccessor,
   type EntityAccessor,
   entityAccessor,
   type OrderedFilter,
   type TextFilter,
-  type Transport,
+  type Transport as RuntimeTransport,
 } from '@entity-gen/runtime/client';
 import type { Issue, IssueInput, IssuePatch } from './types.js';
+import type { Transport } from '../transport/types.js';
 
 export type { Issue, IssueInput, IssuePatch } from './types.js';
 
@@ -42,10 +45,39 @@ export type IssueOrder =
   | 'transport'
   | '-transport';
 
-/** The client of `/data/issue`: list, get, insert, replace, patch, remove, count. */
-export type IssueAccessor = EntityAccessor<Issue, IssueInput, IssuePatch, IssueWhere, IssueOrder>;
+/**
+ * What `expand` embeds in ISSUE records read with it: per reference field, the record it names
+ * (`null` when there is none), or the list of them for an ARRAY.
+ */
+export interface IssueExpansions {
+  transport: Transport | null;
+}
+
+/**
+ * The client of `/data/issue`: list, get, insert, replace, patch, remove, count, upsert,
+ * patchWhere, removeWhere.
+ */
+export type IssueAccessor = EntityAccessor<
+  Issue,
+  IssueInput,
+  IssuePatch,
+  IssueWhere,
+  IssueOrder,
+  IssueExpansions
+>;
 
 /** The ISSUE accessor of a client (`createClient` in `src/client.ts`). */
-export function issueAccessor(transport: Transport): IssueAccessor {
+export function issueAccessor(transport: RuntimeTransport): IssueAccessor {
   return entityAccessor(transport, 'issue');
+}
+
+/**
+ * The batch form of the ISSUE accessor (`client.batch`): each method makes an operation of the
+ * batch instead of sending a request.
+ */
+export type IssueBatchAccessor = BatchAccessor<Issue, IssueInput, IssuePatch, IssueWhere>;
+
+/** The ISSUE part of a client's batch builder. */
+export function issueBatchAccessor(): IssueBatchAccessor {
+  return batchAccessor('issue');
 }

@@ -5,12 +5,14 @@ import {
   type DataContext,
   type DataRoutes,
   deleteRecord,
+  deleteRecords,
   type EntityRouter,
   entityRouter,
   getRecord,
   insertRecords,
   listRecords,
   patchRecord,
+  patchRecords,
   recordId,
   replaceRecord,
   type RestConfig,
@@ -34,8 +36,12 @@ export function createIssueRouter(data: DataContext): EntityRouter {
   const router = entityRouter(definition, hooks, issueRestConfig);
   // GET /data/issue: lists ISSUE records, filtered, sorted and paged.
   router.get('/', (ctx) => listRecords(ctx, data, definition, issueRestConfig));
-  // POST /data/issue: inserts one ISSUE record, or a list of them in one transaction.
+  // POST /data/issue: inserts one ISSUE record, or a list of them in one transaction (upserts with onConflict).
   router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
+  // PATCH /data/issue: changes some fields of every ISSUE record the filters match, in one transaction.
+  router.patch('/', (ctx) => patchRecords(ctx, data, definition, hooks));
+  // DELETE /data/issue: deletes every ISSUE record the filters match, in one transaction.
+  router.delete('/', (ctx) => deleteRecords(ctx, data, definition, hooks));
   // GET /data/issue/{id}: reads one ISSUE record.
   router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
   // PUT /data/issue/{id}: replaces one ISSUE record, renames it, or creates it when absent.

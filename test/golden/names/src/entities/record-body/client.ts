@@ -2,6 +2,8 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  type BatchAccessor,
+  batchAccessor,
   type EntityAccessor,
   entityAccessor,
   type TextFilter,
@@ -23,7 +25,10 @@ export interface RecordBodyWhere {
 /** What lists of RECORD_BODY sort by: a field, or `-field` for descending. */
 export type RecordBodyOrder = 'id' | '-id' | 'readRecordBody' | '-readRecordBody';
 
-/** The client of `/data/record_body`: list, get, insert, replace, patch, remove, count. */
+/**
+ * The client of `/data/record_body`: list, get, insert, replace, patch, remove, count, upsert,
+ * patchWhere, removeWhere.
+ */
 export type RecordBodyAccessor = EntityAccessor<
   RecordBody,
   RecordBodyInput,
@@ -35,4 +40,20 @@ export type RecordBodyAccessor = EntityAccessor<
 /** The RECORD_BODY accessor of a client (`createClient` in `src/client.ts`). */
 export function recordBodyAccessor(transport: Transport): RecordBodyAccessor {
   return entityAccessor(transport, 'record_body');
+}
+
+/**
+ * The batch form of the RECORD_BODY accessor (`client.batch`): each method makes an operation of
+ * the batch instead of sending a request.
+ */
+export type RecordBodyBatchAccessor = BatchAccessor<
+  RecordBody,
+  RecordBodyInput,
+  RecordBodyPatch,
+  RecordBodyWhere
+>;
+
+/** The RECORD_BODY part of a client's batch builder. */
+export function recordBodyBatchAccessor(): RecordBodyBatchAccessor {
+  return batchAccessor('record_body');
 }

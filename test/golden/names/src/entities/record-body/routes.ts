@@ -5,12 +5,14 @@ import {
   type DataContext,
   type DataRoutes,
   deleteRecord,
+  deleteRecords,
   type EntityRouter,
   entityRouter,
   getRecord,
   insertRecords,
   listRecords,
   patchRecord,
+  patchRecords,
   recordId,
   replaceRecord,
   type RestConfig,
@@ -35,8 +37,12 @@ export function createRecordBodyRouter(data: DataContext): EntityRouter {
   const router = entityRouter(definition, hooks, recordBodyRestConfig);
   // GET /data/record_body: lists RECORD_BODY records, filtered, sorted and paged.
   router.get('/', (ctx) => listRecords(ctx, data, definition, recordBodyRestConfig));
-  // POST /data/record_body: inserts one RECORD_BODY record, or a list of them in one transaction.
+  // POST /data/record_body: inserts one RECORD_BODY record, or a list of them in one transaction (upserts with onConflict).
   router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
+  // PATCH /data/record_body: changes some fields of every RECORD_BODY record the filters match, in one transaction.
+  router.patch('/', (ctx) => patchRecords(ctx, data, definition, hooks));
+  // DELETE /data/record_body: deletes every RECORD_BODY record the filters match, in one transaction.
+  router.delete('/', (ctx) => deleteRecords(ctx, data, definition, hooks));
   // GET /data/record_body/{id}: reads one RECORD_BODY record.
   router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
   // PUT /data/record_body/{id}: replaces one RECORD_BODY record, renames it, or creates it when absent.

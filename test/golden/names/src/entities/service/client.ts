@@ -2,6 +2,8 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  type BatchAccessor,
+  batchAccessor,
   type EntityAccessor,
   entityAccessor,
   type TextFilter,
@@ -22,7 +24,10 @@ export interface ServiceWhere {
 /** What lists of SERVICE sort by: a field, or `-field` for descending. */
 export type ServiceOrder = 'tables' | '-tables';
 
-/** The client of `/data/service`: list, get, insert, replace, patch, remove, count. */
+/**
+ * The client of `/data/service`: list, get, insert, replace, patch, remove, count, upsert,
+ * patchWhere, removeWhere.
+ */
 export type ServiceAccessor = EntityAccessor<
   Service,
   ServiceInput,
@@ -34,4 +39,15 @@ export type ServiceAccessor = EntityAccessor<
 /** The SERVICE accessor of a client (`createClient` in `src/client.ts`). */
 export function serviceAccessor(transport: Transport): ServiceAccessor {
   return entityAccessor(transport, 'service');
+}
+
+/**
+ * The batch form of the SERVICE accessor (`client.batch`): each method makes an operation of the
+ * batch instead of sending a request.
+ */
+export type ServiceBatchAccessor = BatchAccessor<Service, ServiceInput, ServicePatch, ServiceWhere>;
+
+/** The SERVICE part of a client's batch builder. */
+export function serviceBatchAccessor(): ServiceBatchAccessor {
+  return batchAccessor('service');
 }

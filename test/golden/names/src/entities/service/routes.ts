@@ -5,12 +5,14 @@ import {
   type DataContext,
   type DataRoutes,
   deleteRecord,
+  deleteRecords,
   type EntityRouter,
   entityRouter,
   getRecord,
   insertRecords,
   listRecords,
   patchRecord,
+  patchRecords,
   recordId,
   replaceRecord,
   type RestConfig,
@@ -34,8 +36,12 @@ export function createServiceRouter(data: DataContext): EntityRouter {
   const router = entityRouter(definition, hooks, serviceRestConfig);
   // GET /data/service: lists SERVICE records, filtered, sorted and paged.
   router.get('/', (ctx) => listRecords(ctx, data, definition, serviceRestConfig));
-  // POST /data/service: inserts one SERVICE record, or a list of them in one transaction.
+  // POST /data/service: inserts one SERVICE record, or a list of them in one transaction (upserts with onConflict).
   router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
+  // PATCH /data/service: changes some fields of every SERVICE record the filters match, in one transaction.
+  router.patch('/', (ctx) => patchRecords(ctx, data, definition, hooks));
+  // DELETE /data/service: deletes every SERVICE record the filters match, in one transaction.
+  router.delete('/', (ctx) => deleteRecords(ctx, data, definition, hooks));
   // GET /data/service/{id}: reads one SERVICE record.
   router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
   // PUT /data/service/{id}: replaces one SERVICE record, renames it, or creates it when absent.

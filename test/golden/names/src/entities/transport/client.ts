@@ -2,6 +2,8 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  type BatchAccessor,
+  batchAccessor,
   type EntityAccessor,
   entityAccessor,
   type OrderedFilter,
@@ -24,7 +26,10 @@ export interface TransportWhere {
 /** What lists of TRANSPORT sort by: a field, or `-field` for descending. */
 export type TransportOrder = 'no' | '-no' | 'status' | '-status';
 
-/** The client of `/data/transport`: list, get, insert, replace, patch, remove, count. */
+/**
+ * The client of `/data/transport`: list, get, insert, replace, patch, remove, count, upsert,
+ * patchWhere, removeWhere.
+ */
 export type TransportAccessor = EntityAccessor<
   Transport,
   TransportInput,
@@ -36,4 +41,20 @@ export type TransportAccessor = EntityAccessor<
 /** The TRANSPORT accessor of a client (`createClient` in `src/client.ts`). */
 export function transportAccessor(transport: RuntimeTransport): TransportAccessor {
   return entityAccessor(transport, 'transport');
+}
+
+/**
+ * The batch form of the TRANSPORT accessor (`client.batch`): each method makes an operation of the
+ * batch instead of sending a request.
+ */
+export type TransportBatchAccessor = BatchAccessor<
+  Transport,
+  TransportInput,
+  TransportPatch,
+  TransportWhere
+>;
+
+/** The TRANSPORT part of a client's batch builder. */
+export function transportBatchAccessor(): TransportBatchAccessor {
+  return batchAccessor('transport');
 }

@@ -5,12 +5,14 @@ import {
   type DataContext,
   type DataRoutes,
   deleteRecord,
+  deleteRecords,
   type EntityRouter,
   entityRouter,
   getRecord,
   insertRecords,
   listRecords,
   patchRecord,
+  patchRecords,
   recordId,
   replaceRecord,
   type RestConfig,
@@ -34,8 +36,12 @@ export function createTransportRouter(data: DataContext): EntityRouter {
   const router = entityRouter(definition, hooks, transportRestConfig);
   // GET /data/transport: lists TRANSPORT records, filtered, sorted and paged.
   router.get('/', (ctx) => listRecords(ctx, data, definition, transportRestConfig));
-  // POST /data/transport: inserts one TRANSPORT record, or a list of them in one transaction.
+  // POST /data/transport: inserts one TRANSPORT record, or a list of them in one transaction (upserts with onConflict).
   router.post('/', (ctx) => insertRecords(ctx, data, definition, hooks));
+  // PATCH /data/transport: changes some fields of every TRANSPORT record the filters match, in one transaction.
+  router.patch('/', (ctx) => patchRecords(ctx, data, definition, hooks));
+  // DELETE /data/transport: deletes every TRANSPORT record the filters match, in one transaction.
+  router.delete('/', (ctx) => deleteRecords(ctx, data, definition, hooks));
   // GET /data/transport/{id}: reads one TRANSPORT record.
   router.get('/*id', (ctx) => getRecord(ctx, data, definition, recordId(ctx)));
   // PUT /data/transport/{id}: replaces one TRANSPORT record, renames it, or creates it when absent.

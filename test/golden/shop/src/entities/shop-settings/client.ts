@@ -2,6 +2,8 @@
 // Regenerate: npx entity-gen generate -o . (in this folder; the options are remembered)
 
 import {
+  type BatchAccessor,
+  batchAccessor,
   type EntityAccessor,
   entityAccessor,
   type OrderedFilter,
@@ -34,7 +36,10 @@ export type ShopSettingsOrder =
   | 'openingDate'
   | '-openingDate';
 
-/** The client of `/data/shop_settings`: list, get, insert, replace, patch, remove, count. */
+/**
+ * The client of `/data/shop_settings`: list, get, insert, replace, patch, remove, count, upsert,
+ * patchWhere, removeWhere.
+ */
 export type ShopSettingsAccessor = EntityAccessor<
   ShopSettings,
   ShopSettingsInput,
@@ -46,4 +51,20 @@ export type ShopSettingsAccessor = EntityAccessor<
 /** The SHOP_SETTINGS accessor of a client (`createClient` in `src/client.ts`). */
 export function shopSettingsAccessor(transport: Transport): ShopSettingsAccessor {
   return entityAccessor(transport, 'shop_settings');
+}
+
+/**
+ * The batch form of the SHOP_SETTINGS accessor (`client.batch`): each method makes an operation of
+ * the batch instead of sending a request.
+ */
+export type ShopSettingsBatchAccessor = BatchAccessor<
+  ShopSettings,
+  ShopSettingsInput,
+  ShopSettingsPatch,
+  ShopSettingsWhere
+>;
+
+/** The SHOP_SETTINGS part of a client's batch builder. */
+export function shopSettingsBatchAccessor(): ShopSettingsBatchAccessor {
+  return batchAccessor('shop_settings');
 }

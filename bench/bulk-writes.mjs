@@ -1,0 +1,151 @@
+#!/usr/bin/env node
+// Writes beyond one record (SPEC §12) on a generated service over HTTP on loopback, SQLite
+// (synchronous FULL):
+// - a 10 000-record upsert (`POST ?onConflict=replace`), half of whose keys exist (changed
+//   prices: 5 000 updates, 5 000 inserts), against a plain 10 000-record insert (one POST);
+// - a PATCH by filter of 10 000 records (`?lot=<lot>&maxAffected=10000`).
+//
+//   node bench/bulk-writes.mjs            3 rounds
+//   node bench/bulk-writes.mjs --quick    1 round
+//
+// Options (override the mode): --records=N --rounds=N
+//
+// Needs `npm run build`. Each round works on fresh keys; each figure is the median over rounds of
+// one request's time (until its body was read). It prints a markdown table and asserts no timing.
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { join, relative } from 'node:path';
+import {
+  agent,
+  generateService,
+  getJson,
+  http,
+  log,
+  median,
+  parseOptions,
+  requireBuild,
+  startService,
+} from './lib/service.mjs';
+import { ROOT } from './lib/setup.mjs';
+
+const OUT = join(ROOT, 'bench', 'output', 'bulk-writes');
+const SERVICE = join(OUT, 'service');
+const SCHEMA = join(OUT, 'schema.yaml');
+
+const argv = process.argv.slice(2);
+const { quick: QUICK, option } = parseOptions(argv, ['records', 'rounds'], 'bulk-writes.mjs');
+const RECORDS = option('records') ?? 10_000;
+const ROUNDS = option('rounds') ?? (QUICK ? 1 : 3);
+
+const SCHEMA_TEXT = `type: ENTITY
+entity:
+  name: PRODUCT
+  lk: [code]
+  fields:
+    - { name: code, type: STRING, required: true }
+    - { name: name, type: STRING, required: true }
+    - { name: price, type: DECIMAL }
+    - { name: stock, type: INTEGER }
+    - { name: lot, type: STRING, index: true }
+`;
+
+const fmt = (ms) => (ms < 10 ? `${ms.toFixed(2)} ms` : `${ms.toFixed(1)} ms`);
+
+let server;
+
+function products(prefix, count, lot, price = (n) => `${(n % 997) + 0.99}`) {
+  return Array.from({ length: count }, (_, n) => ({
+    code: `${prefix}${String(n).padStart(6, '0')}`,
+    name: `product ${n}`,
+    price: price(n),
+    stock: n % 100,
+    lot,
+  }));
+}
+
+async function timed(base, method, path, body) {
+  const response = await http(base, method, path, body);
+  if (response.status !== 200)
+    throw new Error(`${method} ${path}: ${response.status} ${response.text.slice(0, 300)}`);
+  return response;
+}
+
+async function main() {
+  requireBuild();
+  rmSync(OUT, { recursive: true, force: true });
+  mkdirSync(OUT, { recursive: true });
+  writeFileSync(SCHEMA, SCHEMA_TEXT);
+  log(`generating ${relative(ROOT, SCHEMA)} into ${relative(ROOT, SERVICE)} and compiling it`);
+  await generateService(SCHEMA, SERVICE);
+  server = await startService(SERVICE, `sqlite:${join(OUT, 'bulk.db')}`);
+  const { base } = server;
+  // Warm-up: small rounds of each request as measured (the upsert's: half its keys exist, with
+  // changed prices, so that its creates and updates run before the first measured round too).
+  for (let round = 0; round < 3; round++) {
+    await timed(base, 'POST', '/data/PRODUCT', { data: products(`W${round}-`, 1000, 'w') });
+    await timed(base, 'POST', '/data/PRODUCT?onConflict=replace', {
+      data: products(`W${round}-`, 2000, 'w', (n) => `${n + 1000}.5`),
+    });
+    await timed(base, 'PATCH', '/data/PRODUCT?lot=w&maxAffected=10000', { data: { stock: round } });
+  }
+
+  const inserts = [];
+  const upserts = [];
+  const patches = [];
+  const half = Math.floor(RECORDS / 2);
+  for (let round = 0; round < ROUNDS; round++) {
+    const insert = await timed(base, 'POST', '/data/PRODUCT', {
+      data: products(`I${round}-`, RECORDS, `i${round}`),
+    });
+    inserts.push(insert.ms);
+    // Half of the upsert's keys exist beforehand; the upsert changes their price.
+    await timed(base, 'POST', '/data/PRODUCT', { data: products(`U${round}-`, half, `u${round}`) });
+    const upsert = await timed(base, 'POST', '/data/PRODUCT?onConflict=replace', {
+      data: products(`U${round}-`, RECORDS, `u${round}`, (n) => `${n + 1000}.5`),
+    });
+    const meta = JSON.parse(upsert.text).meta;
+    if (meta.created !== RECORDS - half || meta.updated !== half)
+      throw new Error(`upsert meta ${JSON.stringify(meta)}`);
+    upserts.push(upsert.ms);
+    const patch = await timed(base, 'PATCH', `/data/PRODUCT?lot=i${round}&maxAffected=10000`, {
+      data: { stock: 7 },
+    });
+    if (JSON.parse(patch.text).meta.count !== RECORDS) throw new Error('PATCH missed records');
+    patches.push(patch.ms);
+    log(
+      `  round ${round + 1}: insert ${fmt(insert.ms)}, upsert ${fmt(upsert.ms)}, PATCH by filter ${fmt(patch.ms)}`,
+    );
+  }
+  const left = await getJson(base, `/entity/PRODUCT/recordCounts?lot=i0&stock[NOT_EQUALS]=7`);
+  if (left.data.count !== 0) throw new Error(`${left.data.count} records were not patched`);
+  const insert = median(inserts);
+  const upsert = median(upserts);
+  const patch = median(patches);
+  const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
+  const n = RECORDS.toLocaleString('en-US');
+  const out = [
+    `## Upsert and PATCH by filter (${n} records; median of ${ROUNDS} round(s), one request each)`,
+    '',
+    `Machine: ${cpu} × ${os.cpus().length}, Node ${process.version}, load ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}.`,
+    '',
+    '| measurement | time (median) | rounds | target |',
+    '| --- | --- | --- | --- |',
+    `| plain insert of ${n} records (one POST) | ${fmt(insert)} | ${inserts.map(fmt).join(', ')} | |`,
+    `| upsert of ${n} records, half existing (\`onConflict=replace\`) | ${fmt(upsert)} | ${upserts.map(fmt).join(', ')} | speed ≥ 0.7× the insert: **${(insert / upsert).toFixed(2)}×** |`,
+    `| PATCH by filter of ${n} records | ${fmt(patch)} | ${patches.map(fmt).join(', ')} | < 1 s |`,
+  ];
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
+main()
+  .catch((error) => {
+    process.stderr.write(`${error.stack ?? error}\n`);
+    process.exitCode = 1;
+  })
+  .finally(async () => {
+    agent.destroy();
+    await server?.stop();
+  });

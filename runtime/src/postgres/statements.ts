@@ -1,0 +1,254 @@
+/**
+ * The statements of the PostgreSQL driver, one set per table: each write is one statement (a
+ * data-modifying CTE) that also touches `_eg_activity` and, with events on, appends its change
+ * events to the outbox (outbox.ts). Fixed statements run as named prepared statements.
+ */
+import type { TableDescriptor } from '../driver.js';
+import { DELETED_AT_COLUMN, DELETED_BY_COLUMN } from '../soft-delete.js';
+import { ChangeDrafter } from '../events/change.js';
+import type { SqlDialect } from '../sql/dialect.js';
+import { postgresDialect } from './dialect.js';
+import { PostgresOutbox } from './outbox.js';
+import {
+  CREATED_COLUMN,
+  UPDATED_COLUMN,
+  VERSION_COLUMN,
+  castType,
+  qualify,
+  quoteIdent,
+  shortHash,
+} from './schema.js';
+import type { TableCodec } from './values.js';
+
+/** Prepared-statement texts and value codecs of one table. */
+export interface TableState extends TableCodec {
+  /** Schema-qualified quoted table name. */
+  readonly tableSql: string;
+  readonly dialect: SqlDialect;
+  /** Select list for the shared list builder (`"table"."column", …`). */
+  readonly listSelect: string;
+  readonly get: string;
+  readonly insert: string;
+  /** The insert of a list of at least `NUMBERED_INSERT` records, its changes numbered at once. */
+  readonly insertNumbered: string;
+  readonly update: string;
+  /** Deletes (on a `softDelete` table: marks deleted, `by` after `now`). */
+  readonly delete: string;
+  readonly deleteVersion: string;
+  /** Removes the row, deleted or not, returning its mark last (`softDelete` tables: as `delete` otherwise). */
+  readonly purge: string;
+  readonly purgeVersion: string;
+  /** A soft-deleted row with its mark (`softDelete` tables only). */
+  readonly getDeleted: string | undefined;
+  /** Clears the mark of a soft-deleted row (`$1…$k` the key, `$k+1` entity, `$k+2` now). */
+  readonly restore: string | undefined;
+  /** Finds which of a list of keys exist (for the index of a `DuplicateKeyError`). */
+  readonly existing: string;
+  /** Reads the record a rename deletes, locking it (`$1…$k` the key, `$k+1` the version). */
+  readonly lockVersion: string;
+  /** Builds the change events of the table's writes (when events are on). */
+  readonly drafter: ChangeDrafter | undefined;
+  /** Builds the drafts of the table's writes whether events are on or not (history, SPEC §13). */
+  readonly recorder: ChangeDrafter;
+}
+
+/** Where a table's statements write besides the table itself. */
+export interface StatementTarget {
+  /** The configured schema (`undefined`: the search path's first). */
+  readonly schema: string | undefined;
+  /** The schema-qualified `_eg_activity`. */
+  readonly activityTable: string;
+  readonly outbox: PostgresOutbox;
+  /** Whether writes append change events. */
+  readonly events: boolean;
+}
+
+/** The statements of one table. */
+export function prepareTable(descriptor: TableDescriptor, where: StatementTarget): TableState {
+  const { schema, activityTable, outbox, events } = where;
+  const tableSql = qualify(schema, descriptor.table);
+  const columns = descriptor.columns;
+  const keyIndexes = descriptor.key.map((name) => columns.findIndex((c) => c.name === name));
+  const names = columns.map((c) => quoteIdent(c.name));
+  const version = quoteIdent(VERSION_COLUMN);
+  const created = quoteIdent(CREATED_COLUMN);
+  const updated = quoteIdent(UPDATED_COLUMN);
+  const select = [...names, version, created, updated].join(', ');
+  const bareTable = quoteIdent(descriptor.table);
+  const listSelect = [...names, version, created, updated]
+    .map((c) => `${bareTable}.${c}`)
+    .join(', ');
+  const n = columns.length;
+  const keyWhere = (first: number): string =>
+    descriptor.key.map((k, i) => `${quoteIdent(k)} = $${first + i}`).join(' AND ');
+  const touch = (column: string, source: string, entity: string, now: string): string =>
+    `INSERT INTO ${activityTable} ("entity", "${column}") SELECT ${entity}::TEXT, ${now}::BIGINT FROM ${source}
+ON CONFLICT ("entity") DO UPDATE SET "${column}" =
+  GREATEST(COALESCE(${activityTable}."${column}", EXCLUDED."${column}"), EXCLUDED."${column}")`;
+
+  const soft = descriptor.softDelete === true;
+  const deletedAt = quoteIdent(DELETED_AT_COLUMN);
+  const deletedBy = quoteIdent(DELETED_BY_COLUMN);
+  const live = soft ? ` AND ${deletedAt} IS NULL` : '';
+  const get = `SELECT ${select} FROM ${tableSql} WHERE ${keyWhere(1)}${live}`;
+  const recorder = new ChangeDrafter(descriptor);
+
+  /** The event CTEs after `"_eg_touch"`, their arrays from parameter `$first` on. */
+  const appendAfterTouch = (first: number, entity: string, now: string): string =>
+    outbox.appendCtes(
+      { ids: `$${first}`, ops: `$${first + 1}`, records: `$${first + 2}`, entity, now },
+      '"_eg_touch"',
+    );
+
+  // $1…$n: one TEXT[] per column; $n+1: entity; $n+2: now; with events, $n+3…$n+5 their arrays.
+  const input = columns.map((_, i) => `"_${i + 1}"`);
+  const insertTouch = touch(
+    'last_create_ms',
+    `(SELECT count(*) AS "n" FROM "_eg_rows") AS "_eg_count" WHERE "_eg_count"."n" > 0`,
+    `$${n + 1}`,
+    `$${n + 2}`,
+  );
+  /** The insert with the event CTEs `append` and the final select `result`. */
+  const insertWith = (append: string, result: string): string => `WITH "_eg_rows" AS (
+INSERT INTO ${tableSql} (${[...names, created, updated, version].join(', ')})
+SELECT ${columns.map((c, i) => `"_eg_input".${input[i]}::${castType(c.kind)}`).join(', ')}, $${n + 2}::BIGINT, $${n + 2}::BIGINT, 1
+  FROM unnest(${columns.map((_, i) => `$${i + 1}::TEXT[]`).join(', ')}) AS "_eg_input"(${input.join(', ')})
+RETURNING 1
+)${
+    events
+      ? `, "_eg_touch" AS (
+${insertTouch}
+RETURNING 1
+), ${append}
+${result}`
+      : `
+${insertTouch}`
+  }`;
+  const insert = insertWith(
+    appendAfterTouch(n + 3, `$${n + 1}`, `$${n + 2}`),
+    PostgresOutbox.ARRIVALS,
+  );
+  // A list of many records numbers its changes itself (outbox.ts, `numberedCtes`).
+  const insertNumbered = insertWith(
+    outbox.numberedCtes(
+      {
+        ids: `$${n + 3}`,
+        ops: `$${n + 4}`,
+        records: `$${n + 5}`,
+        entity: `$${n + 1}`,
+        now: `$${n + 2}`,
+      },
+      '"_eg_touch"',
+    ),
+    PostgresOutbox.FIRST_SEQ,
+  );
+
+  // $1…$n: fields; $n+1: now; then the key; then the expected version; then the entity; with
+  // events, their arrays.
+  const k = descriptor.key.length;
+  const update = `WITH "_eg_updated" AS (
+UPDATE ${tableSql} SET ${names.map((c, i) => `${c} = $${i + 1}`).join(', ')}, ${updated} = $${n + 1}, ${version} = ${version} + 1
+ WHERE ${keyWhere(n + 2)} AND ${version} = $${n + 2 + k}
+RETURNING ${version}
+), "_eg_touch" AS (
+${touch('last_update_ms', '"_eg_updated"', `$${n + 3 + k}`, `$${n + 1}`)}
+RETURNING 1
+)${
+    events
+      ? `, ${appendAfterTouch(n + 4 + k, `$${n + 3 + k}`, `$${n + 1}`)}
+SELECT ${version}, (${PostgresOutbox.ARRIVALS}) FROM "_eg_updated"`
+      : `
+SELECT ${version} FROM "_eg_updated"`
+  }`;
+  const lockVersion = `SELECT ${select} FROM ${tableSql} WHERE ${keyWhere(1)} AND ${version} = $${k + 1} FOR UPDATE`;
+
+  // $1…$k: the key; [$k+1: expected version]; then entity and now (and, marking, by).
+  const remove = (withVersion: boolean, how: 'delete' | 'mark' | 'purge'): string => {
+    const next = k + 1 + (withVersion ? 1 : 0);
+    const versionWhere = withVersion ? ` AND ${version} = $${k + 1}` : '';
+    const change =
+      how === 'mark'
+        ? `UPDATE ${tableSql} SET ${deletedAt} = $${next + 1}::BIGINT, ${deletedBy} = $${next + 2}::TEXT, ${updated} = $${next + 1}::BIGINT, ${version} = ${version} + 1
+ WHERE ${keyWhere(1)}${versionWhere}${live}`
+        : `DELETE FROM ${tableSql} WHERE ${keyWhere(1)}${versionWhere}`;
+    const returned = how === 'purge' && soft ? `${select}, ${deletedAt}` : select;
+    return `WITH "_eg_deleted" AS (
+${change}
+RETURNING ${returned}
+), "_eg_touch" AS (
+${touch('last_delete_ms', '"_eg_deleted"', `$${next}`, `$${next + 1}`)}
+RETURNING 1
+)
+SELECT ${returned} FROM "_eg_deleted"`;
+  };
+  const restore = soft
+    ? `WITH "_eg_restored" AS (
+UPDATE ${tableSql} SET ${deletedAt} = NULL, ${deletedBy} = NULL, ${updated} = $${k + 2}::BIGINT, ${version} = ${version} + 1
+ WHERE ${keyWhere(1)} AND ${deletedAt} IS NOT NULL
+RETURNING ${select}
+), "_eg_touch" AS (
+${touch('last_update_ms', '"_eg_restored"', `$${k + 1}`, `$${k + 2}`)}
+RETURNING 1
+)
+SELECT ${select} FROM "_eg_restored"`
+    : undefined;
+  const getDeleted = soft
+    ? `SELECT ${select}, ${deletedAt}, ${deletedBy} FROM ${tableSql} WHERE ${keyWhere(1)} AND ${deletedAt} IS NOT NULL`
+    : undefined;
+
+  const keyColumns = keyIndexes.map((i) => columns[i]!);
+  const existing = `SELECT ${keyColumns.map((c) => `"_eg_t".${quoteIdent(c.name)}`).join(', ')}
+FROM ${tableSql} AS "_eg_t"
+JOIN unnest(${keyColumns.map((_, i) => `$${i + 1}::TEXT[]`).join(', ')}) AS "_eg_input"(${keyColumns
+    .map((_, i) => `"_${i + 1}"`)
+    .join(', ')})
+  ON ${keyColumns.map((c, i) => `"_eg_t".${quoteIdent(c.name)} = "_eg_input"."_${i + 1}"::${castType(c.kind)}`).join(' AND ')}`;
+
+  return {
+    descriptor,
+    tableSql,
+    columns,
+    keyIndexes,
+    dialect: postgresDialect(descriptor, schema),
+    listSelect,
+    get,
+    insert,
+    insertNumbered,
+    update,
+    delete: remove(false, soft ? 'mark' : 'delete'),
+    deleteVersion: remove(true, soft ? 'mark' : 'delete'),
+    purge: remove(false, 'purge'),
+    purgeVersion: remove(true, 'purge'),
+    getDeleted,
+    restore,
+    existing,
+    lockVersion,
+    drafter: events ? recorder : undefined,
+    recorder,
+  };
+}
+
+/** Statement names are derived from the text, so a name never meets two different texts. */
+const names = new Map<string, string>();
+export function statementName(text: string): string {
+  let name = names.get(text);
+  if (name === undefined) {
+    name = `eg_${shortHash(text, 24)}`;
+    if (names.size > 10_000) names.clear();
+    names.set(text, name);
+  }
+  return name;
+}
+
+/**
+ * Replaces the unqualified table of the shared builder's `FROM` with the schema-qualified one;
+ * column references stay `"table"."column"`, which PostgreSQL resolves against the FROM item.
+ */
+export function qualifyFrom(sql: string, head: string, table: string, tableSql: string): string {
+  const bare = `${head} FROM ${quoteIdent(table)}`;
+  if (!sql.startsWith(bare)) {
+    throw new Error(`PostgreSQL driver: unexpected list SQL shape: ${sql.slice(0, 120)}`);
+  }
+  if (tableSql === quoteIdent(table)) return sql;
+  return `${head} FROM ${tableSql}${sql.slice(bare.length)}`;
+}

@@ -1,0 +1,176 @@
+/**
+ * End-to-end cases of generated keys and server-set fields (SPEC §16) over HTTP, on the
+ * `field-rules` fixture, run against every storage driver: `generated.test.ts` (SQLite) and
+ * `generated.postgres.test.ts`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bootFixture, type BootedService } from '../../helpers/service.js';
+import type { MakeDriver } from './crud.js';
+
+const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const ULID = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
+
+export function describeGeneratedSuite(label: string, makeDriver: MakeDriver): void {
+  describe(`generated keys and server-set fields over HTTP (${label})`, () => {
+    let service: BootedService;
+    beforeAll(async () => {
+      const driver = await makeDriver();
+      service = await bootFixture('field-rules', {
+        folder: `e2e-generated-${label}`,
+        ...(driver === undefined ? {} : { driver }),
+      });
+    });
+    afterAll(async () => {
+      await service?.close();
+    });
+
+    const post = (entity: string, data: unknown) =>
+      service.request('POST', `/data/${entity}`, { body: { data } });
+    const get = async (entity: string, id: string | number) =>
+      (await service.request('GET', `/data/${entity}/${id}`)).body.data as Record<string, unknown>;
+
+    it('gives a POST without a key a UUID v7, in the answer and stored', async () => {
+      const answer = await post('ticket', { title: 'first' });
+      expect(answer.status).toBe(200);
+      const data = answer.body.data as Record<string, unknown>;
+      expect(data.id).toMatch(UUID_V7);
+      expect(await get('ticket', data.id as string)).toEqual(data);
+    });
+
+    it('accepts a well-formed client UUID (in lower case) and refuses a malformed one', async () => {
+      const id = '0190A1B2-C3D4-7E5F-8A9B-0C1D2E3F4A5B';
+      const answer = await post('ticket', { id, title: 'mine' });
+      expect(answer.status).toBe(200);
+      expect(answer.body.data.id).toBe(id.toLowerCase());
+      const bad = await post('ticket', { id: 'not-a-uuid' });
+      expect(bad.status).toBe(400);
+      expect(bad.body.error.issues).toEqual([
+        {
+          path: ['id'],
+          code: 'conversion_failed',
+          message:
+            'Field id of Entity TICKET must be a UUID (8-4-4-4-12 hexadecimal digits), not "not-a-uuid"',
+        },
+      ]);
+    });
+
+    it('gives each of 1 000 records of a list insert its own key, in each answered record', async () => {
+      const answer = await post(
+        'ticket',
+        Array.from({ length: 1000 }, (_, i) => ({ title: `t${i}` })),
+      );
+      expect(answer.status).toBe(200);
+      const records = answer.body.data as { id: string; title: string }[];
+      expect(records).toHaveLength(1000);
+      expect(new Set(records.map((record) => record.id)).size).toBe(1000);
+      for (const record of records) expect(record.id).toMatch(UUID_V7);
+      // UUID v7 of one process sort in the order they were made.
+      expect([...records.map((r) => r.id)].sort()).toEqual(records.map((r) => r.id));
+      expect((await get('ticket', records[999]!.id)).title).toBe('t999');
+    });
+
+    it('gives ULID keys, distinct and in order, and takes a client ULID in upper case', async () => {
+      const answer = await post(
+        'note',
+        Array.from({ length: 1000 }, (_, i) => ({ text: `n${i}` })),
+      );
+      expect(answer.status).toBe(200);
+      const ids = (answer.body.data as { id: string }[]).map((record) => record.id);
+      for (const id of ids) expect(id).toMatch(ULID);
+      expect(new Set(ids).size).toBe(1000);
+      expect([...ids].sort()).toEqual(ids);
+      const mine = await post('note', { id: '01hzy0000000000000000000ab', text: 'x' });
+      expect(mine.body.data.id).toBe('01HZY0000000000000000000AB');
+      expect((await post('note', { id: 'ILOU' })).status).toBe(400);
+    });
+
+    it('numbers sequence keys from the database, in list order, and refuses a client number', async () => {
+      const one = await post('invoice', { total: 1 });
+      expect(one.status).toBe(200);
+      const first = one.body.data.number as number;
+      expect(Number.isInteger(first)).toBe(true);
+      const list = await post(
+        'invoice',
+        Array.from({ length: 1000 }, (_, i) => ({ total: i })),
+      );
+      expect(list.status).toBe(200);
+      const numbers = (list.body.data as { number: number }[]).map((record) => record.number);
+      expect(numbers).toHaveLength(1000);
+      for (let i = 1; i < numbers.length; i++) expect(numbers[i]).toBeGreaterThan(numbers[i - 1]!);
+      expect(numbers[0]).toBeGreaterThan(first);
+      expect((await get('invoice', numbers[500]!)).total).toBe('500');
+      const chosen = await post('invoice', { number: 5, total: 1 });
+      expect(chosen.status).toBe(400);
+      expect(chosen.body.error).toEqual({
+        reason:
+          'Field number of Entity INVOICE is generated by the database (sequence); leave it out',
+        issues: [
+          {
+            path: ['number'],
+            code: 'server_set',
+            message:
+              'Field number of Entity INVOICE is generated by the database (sequence); leave it out',
+          },
+        ],
+      });
+      const put = await service.request('PUT', '/data/invoice/999999', {
+        body: { data: { number: 999999, total: 1 } },
+      });
+      expect(put.status).toBe(400);
+      const renamed = await service.request('PATCH', `/data/invoice/${first}`, {
+        body: { data: { number: first + 100000 } },
+      });
+      expect(renamed.status).toBe(400);
+      expect((await service.request('GET', `/data/invoice/${first + 100000}`)).status).toBe(404);
+    });
+
+    it('sets createdAt and updatedAt on insert, keeps createdAt and moves updatedAt on PATCH and PUT', async () => {
+      const created = await post('ticket', { title: 'times' });
+      const record = created.body.data as Record<string, string>;
+      expect(record.createdAt).toBe(created.body.meta.lastUpdateTimeISO);
+      expect(record.updatedAt).toBe(record.createdAt);
+      expect(record.createdBy).toBeUndefined(); // no access rules: no principal
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      const patched = await service.request('PATCH', `/data/ticket/${record.id}`, {
+        body: { data: { title: 'patched', createdAt: '2000-01-01T00:00:00Z', updatedAt: null } },
+      });
+      expect(patched.status).toBe(200);
+      expect(patched.body.data.createdAt).toBe(record.createdAt);
+      expect(patched.body.data.updatedAt).toBe(patched.body.meta.lastUpdateTimeISO);
+      expect(patched.body.data.updatedAt > record.updatedAt!).toBe(true);
+      expect(await get('ticket', record.id!)).toEqual(patched.body.data);
+      const put = await service.request('PUT', `/data/ticket/${record.id}`, {
+        body: { data: { id: record.id, title: 'put', createdAt: '2000-01-01T00:00:00Z' } },
+      });
+      expect(put.status).toBe(200);
+      expect(put.body.data.createdAt).toBe(record.createdAt);
+      expect(put.body.data.updatedAt).toBe(put.body.meta.lastUpdateTimeISO);
+    });
+
+    it('refuses a POST that sends a server-set field, one record or a list', async () => {
+      const one = await post('ticket', { title: 'x', createdAt: '2000-01-01T00:00:00Z' });
+      expect(one.status).toBe(400);
+      const message =
+        'Field createdAt of Entity TICKET is set by the server (createdAt); leave it out';
+      expect(one.body.error).toEqual({
+        reason: message,
+        issues: [{ path: ['createdAt'], code: 'server_set', message }],
+      });
+      const list = await post('ticket', [{ title: 'a' }, { title: 'b', updatedBy: 'me' }]);
+      expect(list.status).toBe(400);
+      expect(list.body.error.reason).toBe(
+        'Record 1 of the list: Field updatedBy of Entity TICKET is set by the server (updatedBy); leave it out',
+      );
+    });
+
+    it('sets createdAt on a PUT that creates', async () => {
+      const id = '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a00';
+      const put = await service.request('PUT', `/data/ticket/${id}`, {
+        body: { data: { id, title: 'made by PUT', updatedAt: '2000-01-01T00:00:00Z' } },
+      });
+      expect(put.status).toBe(200);
+      expect(put.body.data.createdAt).toBe(put.body.meta.lastUpdateTimeISO);
+      expect(put.body.data.updatedAt).toBe(put.body.data.createdAt);
+    });
+  });
+}
