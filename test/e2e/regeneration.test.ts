@@ -394,7 +394,7 @@ for (const target of targets) {
         lastGood = dir;
       }
       expect(migrations.size).toBe(2 * STEPS.filter((step) => step.migrates).length);
-    });
+    }, 180_000); // 18 generations and boots: about 10 s on an idle machine, far more under load
 
     it('starts the last service with startServer and its migrations folder', async () => {
       const { createApp, tables } = await loadGenerated(lastGood);
