@@ -264,6 +264,27 @@ export class TableLayout {
     return p;
   }
 
+  /**
+   * Writes the parameters of `previous` as `writeParams` does, given those of a record written
+   * over it (`current`, from position 0): a shadow key whose DECIMAL value is the same in both is
+   * taken from `current` instead of being computed again.
+   */
+  previousParams(previous: StoredFields, current: readonly unknown[], into: unknown[]): void {
+    const { columns, encoders, shadowSources } = this;
+    const n = columns.length;
+    for (let i = 0; i < n; i++) into[i] = encoders[i]!(previous[columns[i]!.name]);
+    for (let s = 0; s < shadowSources.length; s++) {
+      const index = shadowSources[s]!;
+      const value = previous[columns[index]!.name];
+      into[n + s] =
+        into[index] === current[index]
+          ? current[n + s]
+          : value === undefined || value === null
+            ? null
+            : requireDecimalSortKey(value, `${this.descriptor.table}.${columns[index]!.name}`);
+    }
+  }
+
   /** Encoded key values, checked for arity. */
   keyParams(key: readonly unknown[], into: unknown[]): void {
     const { keyEncoders } = this;
