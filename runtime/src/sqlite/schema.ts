@@ -265,24 +265,20 @@ export class TableLayout {
   }
 
   /**
-   * Writes the parameters of `previous` as `writeParams` does, given those of a record written
-   * over it (`current`, from position 0): a shadow key whose DECIMAL value is the same in both is
-   * taken from `current` instead of being computed again.
+   * The write columns (positions of `writeParams`) whose value for `previous` differs from
+   * `current`, the parameters of the record written over it. A shadow key counts as differing
+   * when its DECIMAL column does (then written again even if `1.5` became `1.50`: the row is the
+   * same), so no shadow key of `previous` is computed.
    */
-  previousParams(previous: StoredFields, current: readonly unknown[], into: unknown[]): void {
+  differingColumns(previous: StoredFields, current: readonly unknown[]): number[] {
     const { columns, encoders, shadowSources } = this;
     const n = columns.length;
-    for (let i = 0; i < n; i++) into[i] = encoders[i]!(previous[columns[i]!.name]);
-    for (let s = 0; s < shadowSources.length; s++) {
-      const index = shadowSources[s]!;
-      const value = previous[columns[index]!.name];
-      into[n + s] =
-        into[index] === current[index]
-          ? current[n + s]
-          : value === undefined || value === null
-            ? null
-            : requireDecimalSortKey(value, `${this.descriptor.table}.${columns[index]!.name}`);
-    }
+    const differ: number[] = [];
+    for (let i = 0; i < n; i++)
+      if (encoders[i]!(previous[columns[i]!.name]) !== current[i]) differ.push(i);
+    for (let s = 0; s < shadowSources.length; s++)
+      if (differ.includes(shadowSources[s]!)) differ.push(n + s);
+    return differ;
   }
 
   /** Encoded key values, checked for arity. */
