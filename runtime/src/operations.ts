@@ -103,19 +103,33 @@ export async function insertRecords<R extends object>(
     sendRecord(ctx, record, now, 1);
     return;
   }
+  // Keys the server generates for every record of the list are distinct: not compared again.
+  const keysDistinct = generated && keysAllGenerated(definition, payload);
   const bodies = generated
     ? await withGeneratedKeys(definition, payload, true, true, sequenceOf(data, definition))
     : payload;
+  // Without a beforeInsert hook, a value repeated within the list is found by the unique index
+  // itself: the insert fails, and the same 400 as a check beforehand is then made of the list.
+  const uniqueLater =
+    hooks.beforeInsert === undefined && (definition.table.unique ?? []).length > 0;
   let records = readMany(
     definition,
     bodies.map((item) => withOwner(definition, owner, withInsertDefaults(definition, item))),
+    { keysDistinct, uniqueLater },
   );
   if (hooks.beforeInsert !== undefined) {
     const changed: unknown[] = [];
     for (const record of records) changed.push((await hooks.beforeInsert(record, ctx)) ?? record);
     records = readMany(definition, changed);
   }
-  for (const record of records) requireOwned(definition, owner, record);
+  /** The 400 of the values the list repeats, which comes before any other error. */
+  const repeated = (error: unknown): unknown =>
+    (uniqueLater ? uniqueRepeats(definition, records) : undefined) ?? error;
+  try {
+    for (const record of records) requireOwned(definition, owner, record);
+  } catch (error) {
+    throw repeated(error);
+  }
   const now = data.now();
   if (generated)
     for (const record of records) stampServerSet(definition, record, undefined, now, subject);
@@ -124,7 +138,9 @@ export async function insertRecords<R extends object>(
       await data.driver.insert(definition.table, records.map(toFields), now, {
         by: subjectOf(ctx),
       });
-    } catch (error) {
+    } catch (failure) {
+      const error = repeated(failure);
+      if (error !== failure) throw error;
       if (isDuplicateKeyError(error))
         throw await duplicateInList(data, definition, records, error.index);
       if (isUniqueViolationError(error))
@@ -1016,14 +1032,23 @@ function sameValue(a: unknown, b: unknown): boolean {
   if (Array.isArray(a) !== Array.isArray(b)) return false;
   if (Array.isArray(a)) {
     const other = b as unknown[];
-    return a.length === other.length && a.every((item, i) => sameValue(item, other[i]));
+    if (a.length !== other.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameValue(a[i], other[i])) return false;
+    return true;
   }
   const left = a as Record<string, unknown>;
   const right = b as Record<string, unknown>;
-  const names = Object.keys(left).filter((name) => left[name] !== undefined);
-  if (names.length !== Object.keys(right).filter((name) => right[name] !== undefined).length)
-    return false;
-  return names.every((name) => Object.hasOwn(right, name) && sameValue(left[name], right[name]));
+  // The same defined properties with the same values (an upsert compares 10 000 records: no
+  // arrays of names are built).
+  let count = 0;
+  for (const name of Object.keys(left)) {
+    const value = left[name];
+    if (value === undefined) continue;
+    if (!Object.hasOwn(right, name) || !sameValue(value, right[name])) return false;
+    count++;
+  }
+  for (const name of Object.keys(right)) if (right[name] !== undefined) count--;
+  return count === 0;
 }
 
 /** Where a `generated: sequence` key takes its values: the driver's sequence of the table. */
@@ -1137,15 +1162,30 @@ function checkIndexedLengths(definition: AnyDefinition, record: object, issues: 
   });
 }
 
+/** What `readMany` may leave out of its checks, the caller making sure of it otherwise. */
+interface ReadManyOptions {
+  /** The keys are distinct by construction (the server generated every one of them). */
+  readonly keysDistinct?: boolean;
+  /**
+   * The unique rules are left to the insert: when it fails, `uniqueRepeats` gives the 400 this
+   * check would have given. A list with other problems still gets every issue at once.
+   */
+  readonly uniqueLater?: boolean;
+}
+
 /** Converts every record of a list insert and checks the list for repeated keys. */
 function readMany<R extends object>(
   definition: EntityDefinition<R>,
   inputs: readonly unknown[],
+  options: ReadManyOptions = {},
 ): R[] {
   const issues: Issue[] = [];
   const records: R[] = [];
-  const seen = new Map<string, number>();
-  const uniqueSeen = (definition.table.unique ?? []).map(() => new Map<unknown, number>());
+  const seen = options.keysDistinct === true ? undefined : new Map<string, number>();
+  const uniqueSeen =
+    options.uniqueLater === true
+      ? undefined
+      : (definition.table.unique ?? []).map(() => new Map<unknown, number>());
   for (let index = 0; index < inputs.length; index++) {
     const own: Issue[] = [];
     const record = definition.read(inputs[index], own);
@@ -1154,22 +1194,61 @@ function readMany<R extends object>(
       for (const issue of own) issues.push({ ...issue, path: [index, ...issue.path] });
       continue;
     }
-    const id = definition.idOf(record);
-    const first = seen.get(id);
-    if (first !== undefined) {
-      issues.push({
-        path: [index],
-        code: 'duplicate_key',
-        message: `Logical key ${quoteInput(id)} for Entity ${definition.name} appears twice in the list (records ${first} and ${index})`,
-      });
-    } else {
+    if (seen !== undefined) {
+      const id = definition.idOf(record);
+      const first = seen.get(id);
+      if (first !== undefined) {
+        issues.push({
+          path: [index],
+          code: 'duplicate_key',
+          message: `Logical key ${quoteInput(id)} for Entity ${definition.name} appears twice in the list (records ${first} and ${index})`,
+        });
+        records.push(record);
+        continue;
+      }
       seen.set(id, index);
-      checkUniqueInList(definition, record, index, uniqueSeen, issues);
     }
+    if (uniqueSeen !== undefined) checkUniqueInList(definition, record, index, uniqueSeen, issues);
     records.push(record);
   }
-  if (issues.length > 0) throw new BadRequestError(listReason(issues), issues);
+  if (issues.length > 0) {
+    // The issues every check finds, in the same order as without options.
+    if (options.keysDistinct === true || options.uniqueLater === true) readMany(definition, inputs);
+    throw new BadRequestError(listReason(issues), issues);
+  }
   return records;
+}
+
+/**
+ * The 400 `readMany` gives a list of converted records (without other problems) whose records
+ * repeat the values of a unique rule, or undefined when none does.
+ */
+function uniqueRepeats(
+  definition: AnyDefinition,
+  records: readonly object[],
+): HttpError | undefined {
+  const rules = definition.table.unique ?? [];
+  if (rules.length === 0) return undefined;
+  const issues: Issue[] = [];
+  const seen = rules.map(() => new Map<unknown, number>());
+  for (let index = 0; index < records.length; index++)
+    checkUniqueInList(definition, records[index]!, index, seen, issues);
+  return issues.length === 0 ? undefined : new BadRequestError(listReason(issues), issues);
+}
+
+/**
+ * Whether the server generates the key of every record of a list (none gives its own): those
+ * keys are distinct (a UUID v7 or ULID counts up within the process, a sequence never repeats).
+ */
+function keysAllGenerated(definition: AnyDefinition, bodies: readonly unknown[]): boolean {
+  const key = generatedFieldsOf(definition).key;
+  if (key === undefined) return false;
+  for (const body of bodies) {
+    if (!isPlainObject(body)) return false;
+    const given = body[key.field];
+    if (given !== undefined && given !== null) return false;
+  }
+  return true;
 }
 
 /**

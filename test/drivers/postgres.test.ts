@@ -88,6 +88,30 @@ describeWith(POSTGRES, 'PostgreSQL driver', (url) => {
       await driver.close();
     });
 
+    it('getMany answers as get does, key by key, in the order asked, and sees its transaction', async () => {
+      await driver.insert(
+        ITEMS,
+        Array.from({ length: 250 }, (_, i) => ({ id: `gm${i}`, qty: i, price: '1.50' })),
+        1000,
+      );
+      const keys = Array.from({ length: 261 }, (_, i) => [`gm${(i * 37) % 261}`]);
+      const one: unknown[] = [];
+      for (const key of keys) one.push(await driver.get(ITEMS, key));
+      const many = await driver.getMany(ITEMS, keys);
+      expect(many).toEqual(one);
+      expect(many.filter((found) => found === undefined)).toHaveLength(11);
+      expect(await driver.getMany(ITEMS, [])).toEqual([]);
+      const seven = await driver.get(ITEMS, ['gm7']);
+      expect(seven?.record).toEqual({ id: 'gm7', qty: 7, price: '1.50' });
+      expect(await driver.getMany(ITEMS, [['gm7'], ['gm7']])).toEqual([seven, seven]);
+      await driver.transaction(async () => {
+        await driver.insert(ITEMS, [{ id: 'gm-new', qty: 1 }], 1001);
+        const [fresh, old] = await driver.getMany(ITEMS, [['gm-new'], ['gm1']]);
+        expect(fresh?.record).toEqual({ id: 'gm-new', qty: 1 });
+        expect(old?.version).toBe(1);
+      });
+    });
+
     it('uses its own schema and quoted identifiers', async () => {
       await driver.insert(ITEMS, [{ id: 'q1', camelCase: 'Mixed' }], 1);
       const columns = await admin(

@@ -438,6 +438,49 @@ describe('sqlite driver specifics', () => {
       expect(await driver.getMany(ITEMS, [['k7']])).toEqual([await driver.get(ITEMS, ['k7'])]);
     });
 
+    it('updateMany keeps the DECIMAL shadow key of a changed or respelled value right', async () => {
+      const driver = track(await openSqlite('sqlite::memory:', [ITEMS]));
+      await driver.insert(
+        ITEMS,
+        [
+          { id: 'a', qty: 1, price: '1.5' },
+          { id: 'b', qty: 2, price: '7' },
+        ],
+        1000,
+      );
+      const priced = (value: string) =>
+        driver.list(ITEMS, {
+          filters: [{ anyOf: [{ path: ['price'], operator: 'EQUALS', kind: 'decimal', value }] }],
+          orderBy: [],
+        });
+      const [a, b] = await driver.getMany(ITEMS, [['a'], ['b']]);
+      expect(
+        await driver.updateMany(
+          ITEMS,
+          [
+            {
+              key: ['a'],
+              record: { id: 'a', qty: 1, price: '1.50' },
+              expectedVersion: 1,
+              previous: a!.record,
+            },
+            {
+              key: ['b'],
+              record: { id: 'b', qty: 2, price: '12' },
+              expectedVersion: 1,
+              previous: b!.record,
+            },
+          ],
+          2000,
+        ),
+      ).toEqual([2, 2]);
+      expect((await priced('1.5')).map((found) => found.record)).toEqual([
+        { id: 'a', qty: 1, price: '1.50' },
+      ]);
+      expect((await priced('12.0')).map((found) => found.record.id)).toEqual(['b']);
+      expect(await priced('7')).toEqual([]);
+    });
+
     it('updateMany: all records at their next versions with consecutive changes, or none', async () => {
       const driver = track(await openSqlite('sqlite::memory:', [ITEMS]));
       await driver.insert(

@@ -61,7 +61,7 @@ import {
 import { setUpDatabase } from './setup.js';
 import { PostgresReferences, type CascadeDrafts } from './references.js';
 import { prepareTable, qualifyFrom, statementName, type TableState } from './statements.js';
-import { checkTime, keyParams, toParam, toStored, type Row } from './values.js';
+import { checkTime, keyParams, normalizeKey, toParam, toStored, type Row } from './values.js';
 
 export type { PostgresDriverOptions } from './options.js';
 
@@ -280,6 +280,42 @@ ${PostgresOutbox.FIRST_SEQ}`;
     });
     const row = result.rows[0] as Row | undefined;
     return row === undefined ? undefined : toStored(state, row);
+  }
+
+  async getMany(
+    table: TableDescriptor,
+    keys: readonly KeyValues[],
+  ): Promise<(StoredRecord | undefined)[]> {
+    const state = this.state(table);
+    const keyColumns = state.keyIndexes.map((index) => state.columns[index]!);
+    // One statement for every key (text and integer keys: PostgreSQL's equality is JavaScript's).
+    if (keys.length < 2 || keyColumns.some((c) => c.kind !== 'text' && c.kind !== 'integer')) {
+      const found: (StoredRecord | undefined)[] = [];
+      for (const key of keys) found.push(await this.get(table, key));
+      return found;
+    }
+    const arrays: unknown[][] = keyColumns.map(() => []);
+    const wanted: string[] = [];
+    for (const key of keys) {
+      const params = keyParams(state, key);
+      for (let i = 0; i < params.length; i++) arrays[i]!.push(params[i]);
+      wanted.push(JSON.stringify(keyColumns.map((c, i) => normalizeKey(c.kind, key[i]))));
+    }
+    const result = await this.read({
+      name: statementName(state.getMany),
+      text: state.getMany,
+      values: arrays,
+      rowMode: 'array',
+    });
+    const rows = new Map<string, Row>();
+    for (const row of result.rows as Row[]) {
+      const key = state.keyIndexes.map((index, i) => normalizeKey(keyColumns[i]!.kind, row[index]));
+      rows.set(JSON.stringify(key), row);
+    }
+    return wanted.map((key) => {
+      const row = rows.get(key);
+      return row === undefined ? undefined : toStored(state, row);
+    });
   }
 
   async insert(

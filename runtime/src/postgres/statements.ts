@@ -44,6 +44,8 @@ export interface TableState extends TableCodec {
   readonly restore: string | undefined;
   /** Finds which of a list of keys exist (for the index of a `DuplicateKeyError`). */
   readonly existing: string;
+  /** Reads the live rows of a list of keys (one TEXT[] per key column), as `get` selects them. */
+  readonly getMany: string;
   /** Reads the record a rename deletes, locking it (`$1…$k` the key, `$k+1` the version). */
   readonly lockVersion: string;
   /** Builds the change events of the table's writes (when events are on). */
@@ -204,6 +206,15 @@ JOIN unnest(${keyColumns.map((_, i) => `$${i + 1}::TEXT[]`).join(', ')}) AS "_eg
     .join(', ')})
   ON ${keyColumns.map((c, i) => `"_eg_t".${quoteIdent(c.name)} = "_eg_input"."_${i + 1}"::${castType(c.kind)}`).join(' AND ')}`;
 
+  const getMany = `SELECT ${[...names, version, created, updated].map((c) => `"_eg_t".${c}`).join(', ')}
+FROM ${tableSql} AS "_eg_t"
+JOIN unnest(${keyColumns.map((_, i) => `$${i + 1}::TEXT[]`).join(', ')}) AS "_eg_input"(${keyColumns
+    .map((_, i) => `"_${i + 1}"`)
+    .join(', ')})
+  ON ${keyColumns.map((c, i) => `"_eg_t".${quoteIdent(c.name)} = "_eg_input"."_${i + 1}"::${castType(c.kind)}`).join(' AND ')}${
+    soft ? `\nWHERE "_eg_t".${deletedAt} IS NULL` : ''
+  }`;
+
   return {
     descriptor,
     tableSql,
@@ -222,6 +233,7 @@ JOIN unnest(${keyColumns.map((_, i) => `$${i + 1}::TEXT[]`).join(', ')}) AS "_eg
     getDeleted,
     restore,
     existing,
+    getMany,
     lockVersion,
     drafter: events ? recorder : undefined,
     recorder,

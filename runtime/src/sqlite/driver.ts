@@ -430,24 +430,23 @@ export class SqliteDriver implements StorageDriver {
     const changed: (number[] | undefined)[] = [];
     try {
       checkTime(now);
-      const before: unknown[] = [];
+      const by = options.by ?? null;
       for (const { key, record, expectedVersion, previous } of updates) {
         const keyParams: unknown[] = [];
         state.layout.keyParams(key, keyParams);
         const one: unknown[] = [];
-        const width = state.layout.writeParams(record, one);
-        one.push(now, ...keyParams, expectedVersion);
+        state.layout.writeParams(record, one);
+        one.push(now);
+        for (const value of keyParams) one.push(value);
+        one.push(expectedVersion);
         params.push(one);
-        changes.push({ key, record, keyParams, by: options.by ?? null });
+        changes.push({ key, record, keyParams, by });
         if (previous === undefined) {
           changed.push(undefined);
           continue;
         }
         // The columns whose value differs from the row as stored at the expected version.
-        state.layout.writeParams(previous, before);
-        const differ: number[] = [];
-        for (let i = 0; i < width; i++) if (one[i] !== before[i]) differ.push(i);
-        changed.push(differ);
+        changed.push(state.layout.differingColumns(previous, one));
       }
     } catch (error) {
       throw mapError(error);

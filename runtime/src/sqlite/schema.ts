@@ -264,6 +264,23 @@ export class TableLayout {
     return p;
   }
 
+  /**
+   * The write columns (positions of `writeParams`) whose value for `previous` differs from
+   * `current`, the parameters of the record written over it. A shadow key counts as differing
+   * when its DECIMAL column does (then written again even if `1.5` became `1.50`: the row is the
+   * same), so no shadow key of `previous` is computed.
+   */
+  differingColumns(previous: StoredFields, current: readonly unknown[]): number[] {
+    const { columns, encoders, shadowSources } = this;
+    const n = columns.length;
+    const differ: number[] = [];
+    for (let i = 0; i < n; i++)
+      if (encoders[i]!(previous[columns[i]!.name]) !== current[i]) differ.push(i);
+    for (let s = 0; s < shadowSources.length; s++)
+      if (differ.includes(shadowSources[s]!)) differ.push(n + s);
+    return differ;
+  }
+
   /** Encoded key values, checked for arity. */
   keyParams(key: readonly unknown[], into: unknown[]): void {
     const { keyEncoders } = this;

@@ -90,6 +90,42 @@ export function describeUniqueSuite(label: string, makeDriver: MakeDriver): void
       expect(await count('customer')).toBe(before + 1);
     });
 
+    it('answers the values a list repeats before a stored key, with every other problem of the list', async () => {
+      await post('customer', { id: 'o1', email: 'o1@b.c' });
+      const before = await count('customer');
+      // Record 0's key is stored, and record 2 repeats both unique values of record 1.
+      const repeats = await post('customer', [
+        { id: 'o1', email: 'x1@b.c' },
+        { id: 'o2', email: 'x2@b.c', number: 41 },
+        { id: 'o3', email: 'x2@b.c', number: 41 },
+      ]);
+      expect(repeats.status).toBe(400);
+      const email = 'Value "x2@b.c" of field email repeats record 1 of the list (Entity CUSTOMER)';
+      expect(repeats.body.error).toEqual({
+        reason: `Record 2 of the list: ${email}`,
+        issues: [
+          { path: [2, 'email'], code: 'unique_violated', message: email },
+          {
+            path: [2, 'number'],
+            code: 'unique_violated',
+            message: 'Value 41 of field number repeats record 1 of the list (Entity CUSTOMER)',
+          },
+        ],
+      });
+      // A record that does not convert and a repeat: both named at once.
+      const mixed = await post('customer', [
+        { id: 'o4', email: 'y@b.c' },
+        { id: 'o5', number: 'many' },
+        { id: 'o6', email: 'y@b.c' },
+      ]);
+      expect(mixed.status).toBe(400);
+      expect(mixed.body.error.issues.map((issue: { path: unknown[] }) => issue.path)).toEqual([
+        [1, 'number'],
+        [2, 'email'],
+      ]);
+      expect(await count('customer')).toBe(before);
+    });
+
     it('refuses PUT and PATCH that take a value another record holds, and keeps the record', async () => {
       await post('customer', [
         { id: 'p1', email: 'p1@b.c', name: 'one' },
