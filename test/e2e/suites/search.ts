@@ -130,7 +130,24 @@ export function describeSearchSuite(label: string, makeDriver: MakeDriver): void
         body: { data: { id: 'a7', title: 'Hammock stand', body: 'Steel frame' } },
       });
       expect(await ids(q('hammock'))).toEqual(['a7']);
-      expect((await ids(q('steel'))).sort()).toEqual(['a1', 'a2', 'a4', 'a5', 'a7']);
+      // A renamed record is found under its new key.
+      const renamed = await service.request('PATCH', '/data/article/a7', {
+        body: { data: { id: 'a8' } },
+      });
+      expect(renamed.status, renamed.text).toBe(200);
+      expect(await ids(q('hammock stand'))).toEqual(['a8']);
+      // A write that fails leaves the search as it was.
+      const refused = await service.request('POST', '/data/article', {
+        body: {
+          data: [
+            { id: 'a9', title: 'Steel anvil' },
+            { id: 'a1', title: 'Duplicate' },
+          ],
+        },
+      });
+      expect(refused.status, refused.text).toBe(400);
+      expect(await ids(q('anvil'))).toEqual([]);
+      expect((await ids(q('steel'))).sort()).toEqual(['a1', 'a2', 'a4', 'a5', 'a8']);
     });
 
     it('answers 400 for q on an entity without search, and for q without a word', async () => {
