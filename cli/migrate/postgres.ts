@@ -34,7 +34,7 @@ export function postgresStatements(diff: EntityDiff): string[] {
       return [
         postgresDdl.createTable(table),
         ...postgresDdl.createIndexes(table),
-        ...(table.search === undefined ? [] : postgresDdl.createSearch(table)),
+        ...(table.search === undefined ? [] : postgresDdl.newTableSearch(table)),
       ];
     }
     case 'drop':

@@ -48,7 +48,7 @@ export function sqliteStatements(diff: EntityDiff): string[] {
       return [
         sqliteDdl.createTable(table),
         ...sqliteDdl.createIndexes(table),
-        ...(table.search === undefined ? [] : sqliteDdl.createSearch(table)),
+        ...(table.search === undefined ? [] : sqliteDdl.newTableSearch(table)),
       ];
     }
     case 'drop':

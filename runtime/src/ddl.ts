@@ -91,6 +91,11 @@ export interface DialectDdl {
   createSearch(table: TableDescriptor): string[];
   /** What `createSearch` made, dropped (`IF EXISTS`). */
   dropSearch(table: TableDescriptor): string[];
+  /**
+   * What completes the search of a table `createTable` just made (its `CREATE TABLE` already holds
+   * PostgreSQL's column): SQLite's tables and triggers, PostgreSQL's GIN index.
+   */
+  newTableSearch(table: TableDescriptor): string[];
 }
 
 /** The SQLite driver's DDL (`WITHOUT ROWID` tables, DECIMAL shadow columns). */
@@ -102,6 +107,7 @@ export const sqliteDdl: DialectDdl = {
   columnType: (kind) => SQLITE_COLUMN_TYPES[kind],
   createSearch: (table) => [...sqliteSearchCreateSql(table), ...sqliteSearchFillSql(table)],
   dropSearch: (table) => sqliteSearchDropSql(table.table),
+  newTableSearch: (table) => sqliteSearchCreateSql(table),
 };
 
 /** The PostgreSQL driver's DDL with unqualified names (migrations run with the schema on the search path). */
@@ -119,4 +125,5 @@ export const postgresDdl: DialectDdl = {
     `DROP INDEX IF EXISTS ${quoteIdent(searchIndexName(table.table))}`,
     `ALTER TABLE ${quoteIdent(table.table)} DROP COLUMN IF EXISTS ${quoteIdent(SEARCH_COLUMN)}`,
   ],
+  newTableSearch: (table) => searchIndexSql(undefined, table),
 };

@@ -553,6 +553,28 @@ for (const dialect of DIALECTS) {
       await expectLayoutOf(database, [plainTable!]);
     });
 
+    it('creates a searchable entity as the driver would (SPEC §17)', async () => {
+      const note = entity('NOTE', ['id'], ['{name: id, type: STRING}']);
+      const article = entity(
+        'ARTICLE',
+        ['id'],
+        ['{name: id, type: STRING}', '{name: title, type: STRING}'],
+        'search: [title]',
+      );
+      const tables = tablesOf(schema(note, article));
+      const noteTable = tables.find((table) => table.entity === 'NOTE')!;
+      const articleTable = tables.find((table) => table.entity === 'ARTICLE')!;
+      const database = dialect.fresh();
+      await withDriver(database, (driver) => driver.open([noteTable], { migrations: [] }));
+      const add = migrationFor(dialect.name, schema(note), schema(note, article));
+      await withDriver(database, async (driver) => {
+        await driver.open(tables, { migrations: [add] });
+        await driver.insert(articleTable, [{ id: 'a', title: 'Steel hammer' }], 1);
+        expect(await driver.count(articleTable, { filters: [], search: ['hamm'] })).toBe(1);
+      });
+      await expectLayoutOf(database, tables);
+    });
+
     it('switches full-text search on and off, indexing the records already stored (SPEC §17)', async () => {
       const fields = [
         '{name: id, type: STRING}',
