@@ -171,6 +171,7 @@ function entityPaths(
         parameters: [
           ...filterParameters(entity),
           parameterRef('Filter'),
+          ...searchParameters(entity),
           ...deletedParameters(entity),
         ],
         responses: {
@@ -323,6 +324,7 @@ function operationOf(
         parameters: [
           ...filterParameters(entity),
           parameterRef('Filter'),
+          ...searchParameters(entity),
           ...deletedParameters(entity),
           ...pagingParameters(entity),
           parameterRef('Fields'),
@@ -613,6 +615,25 @@ function filterValues(model: TypeModel): Json {
     default:
       return schemaRef('FilterTexts');
   }
+}
+
+/** `q`, the full-text search of an entity with `search` (none for the others). */
+function searchParameters(entity: ServedEntity): Json[] {
+  const search = entity.table.search;
+  if (search === undefined) return [];
+  return [
+    {
+      name: 'q',
+      in: 'query',
+      required: false,
+      description:
+        `Full-text search in ${search.fields.join(', ')}: the records holding every word ` +
+        '(letters and digits; case and diacritics do not matter), the last word as a prefix, ' +
+        'best matches first unless `orderBy` is given (pages of that order are found by ' +
+        'position). ANDed with the filters.',
+      schema: { type: 'string', minLength: 1, maxLength: 500 },
+    },
+  ];
 }
 
 /** `orderBy`, `start`, `limit`, `cursor` of a list. */

@@ -60,6 +60,7 @@ export function hasStorageChange(diff: EntityDiff): boolean {
     (diff.old.table.softDelete === true) !== (diff.new.table.softDelete === true) ||
     (diff.old.table.history === true && diff.new.table.history !== true) ||
     indexesChanged(diff) ||
+    searchRebuilt(diff) ||
     diff.kept.some(
       (field) =>
         field.old.name !== field.new.name ||
@@ -67,6 +68,27 @@ export function hasStorageChange(diff: EntityDiff): boolean {
         field.old.indexed !== field.new.indexed ||
         (field.conversion !== undefined && field.conversion.change.op !== 'identity'),
     )
+  );
+}
+
+/**
+ * Whether a change drops the entity's search (search.ts) before it and builds it again after:
+ * `search` added, removed or changed, or the table renamed or rebuilt, or a searched column
+ * renamed or changed (SQLite's triggers and PostgreSQL's generated column name the columns).
+ */
+export function searchRebuilt(diff: Extract<EntityDiff, { kind: 'alter' }>): boolean {
+  const before = diff.old.table.search;
+  const after = diff.new.table.search;
+  if (before === undefined && after === undefined) return false;
+  if (before === undefined || after === undefined) return true;
+  if (JSON.stringify(before) !== JSON.stringify(after)) return true;
+  if (diff.rekey || diff.old.tableName !== diff.new.tableName) return true;
+  return diff.kept.some(
+    (field) =>
+      (before.fields.includes(field.old.name) || after.fields.includes(field.new.name)) &&
+      (field.old.name !== field.new.name ||
+        field.old.required !== field.new.required ||
+        (field.conversion !== undefined && field.conversion.change.op !== 'identity')),
   );
 }
 
@@ -184,7 +206,23 @@ class DiffContext {
     this.reindexEntity(old, entity);
     this.softDelete(old, entity);
     this.history(old, entity);
-    return { kind: 'alter', old, new: entity, kept, added, dropped, rekey };
+    const diff: EntityDiff = { kind: 'alter', old, new: entity, kept, added, dropped, rekey };
+    this.search(diff);
+    return diff;
+  }
+
+  /** `search` added, removed or changed: the search index is dropped and built again. */
+  private search(diff: Extract<EntityDiff, { kind: 'alter' }>): void {
+    const before = diff.old.table.search;
+    const after = diff.new.table.search;
+    const name = diff.new.name;
+    if (JSON.stringify(before) === JSON.stringify(after)) return;
+    if (after === undefined)
+      this.step(`Stop full-text search of entity ${name}: its index dropped`);
+    else
+      this.step(
+        `Build the full-text search of entity ${name} over ${after.fields.join(', ')} (language ${after.language}) from its records`,
+      );
   }
 
   /** `softDelete` switched on (columns added) or off (soft-deleted records purged, SPEC §13). */

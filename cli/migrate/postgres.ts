@@ -22,6 +22,8 @@ import {
   softDeleteCopy,
   softDeleteStatements,
   tableDescriptor,
+  withoutSearch,
+  withSearch,
 } from './tables.js';
 
 /** The statements of one entity's change, in order. */
@@ -29,16 +31,23 @@ export function postgresStatements(diff: EntityDiff): string[] {
   switch (diff.kind) {
     case 'create': {
       const table = tableDescriptor(diff.new);
-      return [postgresDdl.createTable(table), ...postgresDdl.createIndexes(table)];
+      return [
+        postgresDdl.createTable(table),
+        ...postgresDdl.createIndexes(table),
+        ...(table.search === undefined ? [] : postgresDdl.newTableSearch(table)),
+      ];
     }
     case 'drop':
       return [
+        ...(diff.old.table.search === undefined
+          ? []
+          : postgresDdl.dropSearch(tableDescriptor(diff.old))),
         `DROP TABLE IF EXISTS ${q(diff.old.tableName)}`,
         `DELETE FROM ${q(ACTIVITY_TABLE)} WHERE "entity" = ${text(diff.old.name)}`,
         ...historyStatements(diff.old, undefined),
       ];
     case 'alter':
-      return diff.rekey ? rebuild(diff) : alter(diff);
+      return withSearch(postgresDdl, diff, diff.rekey ? rebuild(diff) : alter(diff));
   }
 }
 
@@ -144,7 +153,7 @@ function rebuild(diff: Extract<EntityDiff, { kind: 'alter' }>): string[] {
   const newTable = tableDescriptor(diff.new);
   // Within PostgreSQL's 63-byte identifier limit (table names are ASCII), in both dialects alike.
   const temporary: TableDescriptor = {
-    ...newTable,
+    ...withoutSearch(newTable),
     table: `_eg_rekey_${newTable.table}`.slice(0, 63),
   };
   const columns: string[] = [];

@@ -33,6 +33,8 @@ import {
   softDeleteCopy,
   softDeleteStatements,
   tableDescriptor,
+  withoutSearch,
+  withSearch,
 } from './tables.js';
 
 /** A placeholder default for NOT NULL columns added before their values are copied in. */
@@ -43,16 +45,23 @@ export function sqliteStatements(diff: EntityDiff): string[] {
   switch (diff.kind) {
     case 'create': {
       const table = tableDescriptor(diff.new);
-      return [sqliteDdl.createTable(table), ...sqliteDdl.createIndexes(table)];
+      return [
+        sqliteDdl.createTable(table),
+        ...sqliteDdl.createIndexes(table),
+        ...(table.search === undefined ? [] : sqliteDdl.newTableSearch(table)),
+      ];
     }
     case 'drop':
       return [
+        ...(diff.old.table.search === undefined
+          ? []
+          : sqliteDdl.dropSearch(tableDescriptor(diff.old))),
         `DROP TABLE IF EXISTS ${q(diff.old.tableName)}`,
         `DELETE FROM ${q(ACTIVITY_TABLE)} WHERE entity = ${text(diff.old.name)}`,
         ...historyStatements(diff.old, undefined),
       ];
     case 'alter':
-      return diff.rekey ? rebuild(diff) : alter(diff);
+      return withSearch(sqliteDdl, diff, diff.rekey ? rebuild(diff) : alter(diff));
   }
 }
 
@@ -219,7 +228,7 @@ function rebuild(diff: Extract<EntityDiff, { kind: 'alter' }>): string[] {
   const newTable = tableDescriptor(diff.new);
   // Within PostgreSQL's 63-byte identifier limit (table names are ASCII), in both dialects alike.
   const temporary: TableDescriptor = {
-    ...newTable,
+    ...withoutSearch(newTable),
     table: `_eg_rekey_${newTable.table}`.slice(0, 63),
   };
   const columns: string[] = [];

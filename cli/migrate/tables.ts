@@ -10,6 +10,7 @@ import {
   type TableDescriptor,
 } from '@entity-gen/runtime/ddl';
 import type { EntityModel } from '../model/types.js';
+import { searchRebuilt, type EntityDiff } from './diff.js';
 
 /**
  * The storage descriptor of an entity, exactly as the generated `definition.ts` declares it
@@ -46,7 +47,33 @@ export function tableDescriptor(entity: EntityModel): TableDescriptor {
     ...(entity.table.softDelete === true ? { softDelete: true } : {}),
     ...(entity.table.unique === undefined ? {} : { unique: entity.table.unique }),
     ...(entity.table.history === true ? { history: true } : {}),
+    ...(entity.table.search === undefined ? {} : { search: entity.table.search }),
   };
+}
+
+/**
+ * A table's statements wrapped in its search's (search.ts) when the change rebuilds it: the old
+ * search dropped first, the new one built (and filled) last.
+ */
+export function withSearch(
+  ddl: DialectDdl,
+  diff: Extract<EntityDiff, { kind: 'alter' }>,
+  statements: readonly string[],
+): string[] {
+  if (!searchRebuilt(diff)) return [...statements];
+  const before = tableDescriptor(diff.old);
+  const after = tableDescriptor(diff.new);
+  return [
+    ...(before.search === undefined ? [] : ddl.dropSearch(before)),
+    ...statements,
+    ...(after.search === undefined ? [] : ddl.createSearch(after)),
+  ];
+}
+
+/** A descriptor without its search: the copy a key change fills before the search is built. */
+export function withoutSearch(table: TableDescriptor): TableDescriptor {
+  const { search: _search, ...rest } = table;
+  return rest;
 }
 
 /**

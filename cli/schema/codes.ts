@@ -21,7 +21,7 @@ export const SCHEMA_DIAGNOSTIC_CODES = {
   EMPTY_ENUM: 'An enums / select list is empty or lists a value twice.',
   EMPTY_FIELDS: 'An entity, object or dictionary declares no fields.',
   UNKNOWN_FIELD:
-    'A list of field names (refDisplayFields, an index of indexes) names an undeclared field.',
+    'A list of field names (refDisplayFields, an index of indexes, search) names an undeclared field.',
   LK_EMPTY: 'The logical key lists no field.',
   LK_UNKNOWN_FIELD: 'The logical key names an undeclared field.',
   LK_DUPLICATE: 'The logical key names a field twice.',
@@ -46,6 +46,8 @@ export const SCHEMA_DIAGNOSTIC_CODES = {
   INVALID_CONSTRAINT:
     'A constraint (min, max, minLength, maxLength, pattern, minItems, maxItems) is set on a type it does not fit, is not a value of that type, has min above max, or is a pattern that does not compile.',
   INVALID_DEFAULT: "A field's default does not fit its type, is null, or is set on a nested field.",
+  INVALID_SEARCH:
+    'search is empty, names a field twice or a field that is not a top-level STRING field, or searchLanguage is not a text search configuration name.',
   INVALID_RENAMED_FROM:
     'renamedFrom is not a valid name, names the field or entity itself, or is set on a nested field.',
 } as const;

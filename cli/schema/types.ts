@@ -7,6 +7,7 @@
 export {
   FIELD_TYPES,
   KEY_FIELD_TYPES,
+  SEARCHABLE_FIELD_TYPES,
   type FieldType,
   type JsonValue,
   type OnDeleteRule,

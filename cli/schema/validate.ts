@@ -11,7 +11,12 @@ import {
   type FieldSchema as FieldDoc,
   type IndexEntry,
 } from '@entity-gen/runtime/schema';
-import { KEY_FIELD_TYPES, type EntityDoc, type FieldType } from './types.js';
+import {
+  KEY_FIELD_TYPES,
+  SEARCHABLE_FIELD_TYPES,
+  type EntityDoc,
+  type FieldType,
+} from './types.js';
 import type { MapEntry, MapNode, SchemaNode, SeqNode } from './node.js';
 import type { Position, Reporter } from './report.js';
 import { reportStructure } from './structure.js';
@@ -129,6 +134,8 @@ function validateEntity(
   assignDefined(entity, 'tree', readTree(map, fields, lk, scope));
   assignDefined(entity, 'refDisplayFields', readRefDisplayFields(map, fields, scope));
   assignDefined(entity, 'indexes', readIndexes(map, fields, scope));
+  assignDefined(entity, 'search', readSearch(map, fields, scope));
+  assignDefined(entity, 'searchLanguage', readSearchLanguage(map, scope));
   assignDefined(entity, 'renamedFrom', readEntityRenamedFrom(map, name, scope));
   const infos = list?.infos ?? [];
   if (name === undefined || lk === undefined || list === undefined) {
@@ -560,6 +567,66 @@ function readRefDisplayFields(
     reporter.report(position, 'UNKNOWN_FIELD', message);
     return value;
   });
+}
+
+/**
+ * `search`: the top-level STRING fields full-text search looks in (SPEC §17), at least one, each
+ * once.
+ */
+function readSearch(
+  map: MapNode,
+  fields: readonly FieldInfo[] | undefined,
+  scope: EntityScope,
+): string[] | undefined {
+  const { reporter, entityLabel } = scope;
+  const entry = entryOf(map, 'search');
+  const names = entry === undefined ? undefined : readStringList(entry);
+  if (entry === undefined || names === undefined) return undefined;
+  if (names.length === 0) {
+    const message = `'search' of ${entityLabel} is empty; name the text fields to search, e.g. search: [name, description]`;
+    reporter.report(entry.value.position, 'INVALID_SEARCH', message);
+    return undefined;
+  }
+  if (fields === undefined) return names.map(({ value }) => value);
+  const declared = fields.map((field) => field.name);
+  const search: string[] = [];
+  for (const { value, position } of names) {
+    const field = findField(fields, value);
+    if (field === undefined) {
+      const message =
+        `'search' of ${entityLabel} names '${value}', which is not a declared field` +
+        suggestionSuffix(value, declared);
+      reporter.report(position, 'UNKNOWN_FIELD', message);
+    } else if (search.includes(field.name)) {
+      const message = `'search' of ${entityLabel} names field '${field.name}' twice`;
+      reporter.report(position, 'INVALID_SEARCH', message);
+    } else if (field.type !== undefined && !SEARCHABLE_FIELD_TYPES.includes(field.type)) {
+      const message = `'search' of ${entityLabel} names field '${field.name}' of type ${field.type}; only text fields (${SEARCHABLE_FIELD_TYPES.join(', ')}) can be searched`;
+      reporter.report(position, 'INVALID_SEARCH', message);
+    } else {
+      search.push(field.name);
+    }
+  }
+  return search;
+}
+
+/** `searchLanguage`: a PostgreSQL text search configuration name, with `search` only. */
+function readSearchLanguage(map: MapNode, scope: EntityScope): string | undefined {
+  const { reporter, entityLabel } = scope;
+  const entry = entryOf(map, 'searchLanguage');
+  const language = entry === undefined ? undefined : readString(entry);
+  if (entry === undefined || language === undefined) return undefined;
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(language)) {
+    const message = `'searchLanguage' of ${entityLabel} must be a text search configuration name (lower-case letters, digits and '_', e.g. english), not ${JSON.stringify(language)}`;
+    reporter.report(entry.value.position, 'INVALID_SEARCH', message);
+    return undefined;
+  }
+  if (entryOf(map, 'search') === undefined) {
+    const message = `'searchLanguage' of ${entityLabel} is set without 'search'; name the fields to search`;
+    reporter.report(entry.value.position, 'INVALID_SEARCH', message);
+    return undefined;
+  }
+  return language;
 }
 
 /**

@@ -60,6 +60,11 @@ export interface ListQuery<TWhere, TOrder extends string> {
   readonly where?: TWhere;
   /** A filter expression (`name ~* "ham" or code >= "H"`), ANDed with `where`. */
   readonly filter?: string;
+  /**
+   * Full-text search of an entity with `search` (`hammer ste`): the records holding every word,
+   * the last as a prefix, best matches first unless `orderBy` is given; ANDed with the filters.
+   */
+  readonly q?: string;
   /** Adds `meta.count`, the number of records matching the filters. */
   readonly count?: boolean;
   readonly orderBy?: readonly TOrder[];
@@ -672,6 +677,7 @@ export function listParameters(query: ListQuery<unknown, string>): URLSearchPara
     }
   }
   if (query.filter !== undefined) parameters.set('filter', query.filter);
+  if (query.q !== undefined) parameters.set('q', query.q);
   if (query.count === true) parameters.set('count', 'true');
   if (query.orderBy !== undefined && query.orderBy.length > 0)
     parameters.set('orderBy', query.orderBy.join(','));

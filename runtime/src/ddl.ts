@@ -7,11 +7,21 @@ import type { ColumnKind, TableDescriptor } from './driver.js';
 import {
   createIndexSql as postgresIndexStatements,
   createTableSql as postgresTableStatement,
+  quoteIdent,
+  searchIndexName,
+  searchIndexSql,
   sqlType,
   tableCompositeIndexes,
   tableIndexes,
 } from './postgres/schema.js';
 import { SQLITE_COLUMN_TYPES, TableLayout } from './sqlite/schema.js';
+import {
+  postgresSearchColumnSql,
+  SEARCH_COLUMN,
+  sqliteSearchCreateSql,
+  sqliteSearchDropSql,
+  sqliteSearchFillSql,
+} from './search.js';
 
 export type {
   ColumnDescriptor,
@@ -23,6 +33,7 @@ export type {
 export { ACTIVITY_TABLE, CREATED_COLUMN, UPDATED_COLUMN, VERSION_COLUMN } from './sqlite/schema.js';
 export { DELETED_AT_COLUMN, DELETED_BY_COLUMN } from './soft-delete.js';
 export { HISTORY_TABLE } from './history.js';
+export { SEARCH_COLUMN } from './search.js';
 export { MIGRATIONS_TABLE, referenceCheckLine } from './migrations.js';
 export { constraintCheckLine, type ConstraintCheck } from './constraint-checks.js';
 export { uniqueCheckLine } from './unique-checks.js';
@@ -72,6 +83,19 @@ export interface DialectDdl {
   compositeIndexes(table: TableDescriptor): CompositeIndexDescriptor[];
   /** SQL type of a column kind. */
   columnType(kind: ColumnKind): string;
+  /**
+   * What makes a table with `search` searchable (search.ts), indexing the rows it holds: on
+   * SQLite the FTS5 and keys tables, their triggers and their filling; on PostgreSQL the
+   * generated `tsvector` column (filled as it is added) and its GIN index.
+   */
+  createSearch(table: TableDescriptor): string[];
+  /** What `createSearch` made, dropped (`IF EXISTS`). */
+  dropSearch(table: TableDescriptor): string[];
+  /**
+   * What completes the search of a table `createTable` just made (its `CREATE TABLE` already holds
+   * PostgreSQL's column): SQLite's tables and triggers, PostgreSQL's GIN index.
+   */
+  newTableSearch(table: TableDescriptor): string[];
 }
 
 /** The SQLite driver's DDL (`WITHOUT ROWID` tables, DECIMAL shadow columns). */
@@ -81,6 +105,9 @@ export const sqliteDdl: DialectDdl = {
   indexes: (table) => new TableLayout(table).indexes(),
   compositeIndexes: (table) => new TableLayout(table).compositeIndexes(),
   columnType: (kind) => SQLITE_COLUMN_TYPES[kind],
+  createSearch: (table) => [...sqliteSearchCreateSql(table), ...sqliteSearchFillSql(table)],
+  dropSearch: (table) => sqliteSearchDropSql(table.table),
+  newTableSearch: (table) => sqliteSearchCreateSql(table),
 };
 
 /** The PostgreSQL driver's DDL with unqualified names (migrations run with the schema on the search path). */
@@ -90,4 +117,13 @@ export const postgresDdl: DialectDdl = {
   indexes: (table) => tableIndexes(table),
   compositeIndexes: (table) => tableCompositeIndexes(undefined, table),
   columnType: (kind) => sqlType(kind),
+  createSearch: (table) => [
+    `ALTER TABLE ${quoteIdent(table.table)} ADD COLUMN ${postgresSearchColumnSql(table)}`,
+    ...searchIndexSql(undefined, table),
+  ],
+  dropSearch: (table) => [
+    `DROP INDEX IF EXISTS ${quoteIdent(searchIndexName(table.table))}`,
+    `ALTER TABLE ${quoteIdent(table.table)} DROP COLUMN IF EXISTS ${quoteIdent(SEARCH_COLUMN)}`,
+  ],
+  newTableSearch: (table) => searchIndexSql(undefined, table),
 };

@@ -90,6 +90,16 @@ export interface TableDescriptor {
   readonly softDelete?: boolean;
   /** Every committed version of each record is kept (SPEC §13, `history.ts`). */
   readonly history?: boolean;
+  /** Full-text search over text columns (SPEC §17, `q=`; `search.ts`). */
+  readonly search?: SearchDescriptor;
+}
+
+/** The full-text search of a table: the text columns it looks in and its language. */
+export interface SearchDescriptor {
+  /** The searched text columns, in declared order. */
+  readonly fields: readonly string[];
+  /** PostgreSQL's text search configuration (`simple` unless the schema names one). */
+  readonly language: string;
 }
 
 /** A single key field's value. */
@@ -225,11 +235,19 @@ export interface CountQuery {
   readonly expression?: FilterExpression;
   /** Soft-deleted records to see too (tables with `softDelete` only). */
   readonly deleted?: DeletedFilter;
+  /**
+   * Full-text search (`q=`, tables with `search` only): the words every matching record holds,
+   * the last one as a prefix; each word is letters, marks and digits only, at least one word.
+   */
+  readonly search?: readonly string[];
 }
 
 /** A list request, already validated against the schema. */
 export interface ListQuery extends CountQuery {
-  /** Sort keys; the driver appends the key columns as a tie-break so the order is total. */
+  /**
+   * Sort keys; the driver appends the key columns as a tie-break so the order is total. With
+   * `search` and no terms, the best matches come first (then the key columns).
+   */
   readonly orderBy: readonly OrderTerm[];
   /** Rows to skip (offset paging). */
   readonly offset?: number;

@@ -161,6 +161,7 @@ export function indexBoundsList(
   maxRows: number,
 ): boolean {
   if (query.limit === undefined || (query.offset ?? 0) + query.limit > maxRows) return false;
+  if (query.search !== undefined) return false;
   if (keyLookup(table, query)) return true;
   const fixed = new Set<string>();
   for (const group of query.filters) {
@@ -214,7 +215,7 @@ export function indexBoundsList(
  * index. Counting then walks only the index entries that match, whatever the table's size.
  */
 export function indexBoundsCount(table: TableDescriptor, query: CountQuery): boolean {
-  if (query.filters.length === 0) return false;
+  if (query.filters.length === 0 || query.search !== undefined) return false;
   const fixed = new Set<string>();
   for (const group of query.filters) {
     const condition = group.anyOf.length === 1 ? group.anyOf[0]! : undefined;

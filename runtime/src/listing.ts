@@ -101,7 +101,7 @@ import { MethodForbiddenError } from './errors.js';
 import type { DataContext } from './data-context.js';
 import { authorizeExpand, expandRecords, parseExpand } from './expand.js';
 import type { RequestState } from './http/errors.js';
-import { encodeCursor } from './listing/cursors.js';
+import { encodeCursor, encodeOffsetCursor } from './listing/cursors.js';
 import { parseFields, project, type Selection } from './listing/fields.js';
 import type { ReferenceTargets } from './listing/filters.js';
 import { parseListRequest, parseQuery, type ListRequest } from './listing/query.js';
@@ -150,6 +150,7 @@ export async function listRecords<R extends object>(
     filters:
       owner === undefined || owner === 'nothing' ? request.filters : [...request.filters, owner],
     ...(request.expression === undefined ? {} : { expression: request.expression }),
+    ...(request.search === undefined ? {} : { search: request.search }),
     orderBy: request.orderBy,
     // One row more than asked tells whether another page follows.
     limit: pageSize + 1,
@@ -233,7 +234,14 @@ function pageMeta(
   // A list without a limit that fits one page answers as before; a longer one stops at the cap.
   if (request.limit !== undefined || hasMore) {
     meta['limit'] = pageSize;
-    if (hasMore && last !== undefined)
+    if (hasMore && request.relevance)
+      meta['next'] = encodeOffsetCursor(
+        request.signature,
+        pageSize,
+        request.start + pageSize,
+        cursorKey,
+      );
+    else if (hasMore && last !== undefined)
       meta['next'] = encodeCursor(
         definition,
         request.orderBy,
@@ -256,7 +264,7 @@ export async function countRecords<R extends object>(
   if (!config.allowedMethods.includes('GET_LIST'))
     throw new MethodForbiddenError(definition.name, 'GET_LIST');
   // The whole query string is checked as for the list (same 400s); order and paging are ignored.
-  const { filters, expression, deleted } = parseQuery(
+  const { filters, expression, deleted, search } = parseQuery(
     definition,
     config,
     ctx.querystring,
@@ -272,6 +280,7 @@ export async function countRecords<R extends object>(
           filters: owner === undefined ? filters : [...filters, owner],
           ...(expression === undefined ? {} : { expression }),
           ...(deleted === undefined ? {} : { deleted }),
+          ...(search === undefined ? {} : { search }),
         });
   ctx.body = successBody({ count });
 }

@@ -196,6 +196,16 @@ export interface EntitySchema {
    * combination of fields no two records may share (SPEC §16).
    */
   readonly indexes?: readonly IndexEntry[];
+  /**
+   * The text fields full-text search (`q=` of a list, SPEC §17) looks in, in this order; absent:
+   * the entity is not searchable.
+   */
+  readonly search?: readonly string[];
+  /**
+   * The text search language of PostgreSQL (a text search configuration, e.g. `english`);
+   * `simple` by default. SQLite's tokenizer does not stem, whatever the language.
+   */
+  readonly searchLanguage?: string;
 }
 
 /** An entry of `indexes` in its mapping form. */
@@ -356,8 +366,22 @@ export function tableOf(entity: EntitySchema, integerKeyed: ReadonlySet<string>)
     ...(references.length === 0 ? {} : { references }),
     ...(entity.softDelete === true ? { softDelete: true } : {}),
     ...(entity.history === true ? { history: true } : {}),
+    ...(entity.search === undefined || entity.search.length === 0
+      ? {}
+      : {
+          search: {
+            fields: [...entity.search],
+            language: entity.searchLanguage ?? DEFAULT_SEARCH_LANGUAGE,
+          },
+        }),
   };
 }
+
+/** The text search language of an entity whose schema names none. */
+export const DEFAULT_SEARCH_LANGUAGE = 'simple';
+
+/** The field types full-text search can look in (`search:`). */
+export const SEARCHABLE_FIELD_TYPES: readonly FieldType[] = ['STRING'];
 
 /**
  * The unique rules of an entity: each `unique: true` field in declared order, then each unique

@@ -553,6 +553,104 @@ for (const dialect of DIALECTS) {
       await expectLayoutOf(database, [plainTable!]);
     });
 
+    it('creates a searchable entity as the driver would (SPEC §17)', async () => {
+      const note = entity('NOTE', ['id'], ['{name: id, type: STRING}']);
+      const article = entity(
+        'ARTICLE',
+        ['id'],
+        ['{name: id, type: STRING}', '{name: title, type: STRING}'],
+        'search: [title]',
+      );
+      const tables = tablesOf(schema(note, article));
+      const noteTable = tables.find((table) => table.entity === 'NOTE')!;
+      const articleTable = tables.find((table) => table.entity === 'ARTICLE')!;
+      const database = dialect.fresh();
+      await withDriver(database, (driver) => driver.open([noteTable], { migrations: [] }));
+      const add = migrationFor(dialect.name, schema(note), schema(note, article));
+      await withDriver(database, async (driver) => {
+        await driver.open(tables, { migrations: [add] });
+        await driver.insert(articleTable, [{ id: 'a', title: 'Steel hammer' }], 1);
+        expect(await driver.count(articleTable, { filters: [], search: ['hamm'] })).toBe(1);
+      });
+      await expectLayoutOf(database, tables);
+    });
+
+    it('switches full-text search on and off, indexing the records already stored (SPEC §17)', async () => {
+      const fields = [
+        '{name: id, type: STRING}',
+        '{name: title, type: STRING}',
+        '{name: body, type: STRING}',
+      ];
+      const renamedFields = [
+        '{name: id, type: STRING}',
+        '{name: heading, type: STRING, renamedFrom: title}',
+        '{name: body, type: STRING}',
+      ];
+      const plain = schema(entity('ARTICLE', ['id'], fields));
+      const searchable = schema(entity('ARTICLE', ['id'], fields, 'search: [title, body]'));
+      const renamed = schema(
+        entity('ARTICLE', ['id'], renamedFields, 'search: [heading]\n  searchLanguage: english'),
+      );
+      const [plainTable] = tablesOf(plain);
+      const [searchTable] = tablesOf(searchable);
+      const [renamedTable] = tablesOf(renamed);
+      expect(searchTable!.search).toEqual({ fields: ['title', 'body'], language: 'simple' });
+      const found = async (driver: StorageDriver, table: TableDescriptor, words: string[]) =>
+        (await driver.list(table, { filters: [], orderBy: [], search: words })).map(
+          (row) => row.record['id'],
+        );
+      const database = dialect.fresh();
+      await withDriver(database, async (driver) => {
+        await driver.open([plainTable!], { migrations: [] });
+        await driver.insert(
+          plainTable!,
+          [
+            { id: 'a', title: 'Steel hammers', body: 'Heavy' },
+            { id: 'b', title: 'Wooden spoon' },
+            { id: 'c', body: 'steel wool' },
+          ],
+          1,
+        );
+      });
+      const on = migrationFor(dialect.name, plain, searchable);
+      await withDriver(database, async (driver) => {
+        await driver.open([searchTable!], { migrations: [on] });
+        expect((await found(driver, searchTable!, ['steel'])).sort()).toEqual(['a', 'c']);
+        expect(await found(driver, searchTable!, ['hea'])).toEqual(['a']);
+        await driver.insert(searchTable!, [{ id: 'd', title: 'Steel heart' }], 2);
+        expect(await driver.count(searchTable!, { filters: [], search: ['steel', 'hea'] })).toBe(2);
+      });
+      await expectLayoutOf(database, [searchTable!]);
+      // A searched field renamed, the search narrowed and its language changed: built again.
+      const rename = migrationFor(dialect.name, searchable, renamed, {
+        existingMigrations: [on.id],
+      });
+      await withDriver(database, async (driver) => {
+        await driver.open([renamedTable!], { migrations: [on, rename] });
+        expect((await found(driver, renamedTable!, ['steel'])).sort()).toEqual(['a', 'd']);
+        // The english configuration stems on PostgreSQL (hammers → hammer); SQLite does not.
+        expect(await found(driver, renamedTable!, ['hammers'])).toEqual(['a']);
+        await driver.delete(renamedTable!, ['a'], undefined, 3);
+        expect(await found(driver, renamedTable!, ['steel'])).toEqual(['d']);
+      });
+      await expectLayoutOf(database, [renamedTable!]);
+      const [plainRenamed] = tablesOf(schema(entity('ARTICLE', ['id'], renamedFields)));
+      const off = migrationFor(
+        dialect.name,
+        renamed,
+        schema(entity('ARTICLE', ['id'], renamedFields)),
+        {
+          existingMigrations: [on.id, rename.id],
+        },
+      );
+      await withDriver(database, async (driver) => {
+        await driver.open([plainRenamed!], { migrations: [on, rename, off] });
+        await driver.insert(plainRenamed!, [{ id: 'e', heading: 'Steel' }], 4);
+        expect(await driver.count(plainRenamed!, { filters: [] })).toBe(4);
+      });
+      await expectLayoutOf(database, [plainRenamed!]);
+    });
+
     it('switches history on without a migration, follows a renamed entity and deletes the versions when switched off (SPEC §13)', async () => {
       const fields = ['{name: id, type: STRING}', '{name: name, type: STRING}'];
       const plain = schema(entity('CUSTOMER', ['id'], fields));

@@ -61,6 +61,8 @@ export const FIXTURES: readonly Fixture[] = [
   { name: 'soft-delete', schemas: ['fixtures/soft-delete/schema.yaml'] },
   // Unique fields and combinations.
   { name: 'field-rules', schemas: ['fixtures/field-rules/schema.yaml'] },
+  // Full-text search: a searchable entity and one that is not.
+  { name: 'search', schemas: ['fixtures/search/schema.yaml'] },
 ];
 
 /** Reads a fixture's schema files as the CLI would, with names relative to the repository. */

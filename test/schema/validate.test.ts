@@ -29,6 +29,30 @@ function problems(text: string): string[] {
 describe('validation rules', () => {
   it.each<[string, { given: string; want: string[] }]>([
     ['a valid entity', { given: entityWith([]), want: [] }],
+    [
+      'search over STRING fields, with a language',
+      {
+        given: entityWith(
+          ['    - {name: t, type: STRING}', '    - {name: b, type: STRING}'],
+          ['  search: [t, b]', '  searchLanguage: english'],
+        ),
+        want: [],
+      },
+    ],
+    [
+      'search over a non-text field, an unknown one, or none',
+      {
+        given: entityWith(['    - {name: n, type: DECIMAL}'], ['  search: [n, x]']),
+        want: ['5:12 INVALID_SEARCH', '5:15 UNKNOWN_FIELD'],
+      },
+    ],
+    [
+      'empty search, and a language that is no configuration name',
+      {
+        given: entityWith([], ['  search: []', "  searchLanguage: 'pg_catalog.english'"]),
+        want: ['5:11 INVALID_SEARCH', '6:19 INVALID_SEARCH'],
+      },
+    ],
     ['field without type', { given: entityWith(['    - {name: x}']), want: ['7:7 MISSING_KEY'] }],
     [
       'array element without type',

@@ -22,14 +22,15 @@ interface CursorPayload {
   /** Page size of the page that issued the cursor. */
   readonly l: number;
   /** Sort values of the last row: order terms, then key columns not already ordered. */
-  readonly a: readonly (KeyValue | null)[];
+  readonly a?: readonly (KeyValue | null)[];
+  /** Instead of `a`, for a page in relevance order (`q` without `orderBy`): the next offset. */
+  readonly o?: number;
 }
 
-/** A decoded, validated cursor. */
-export interface Cursor {
-  readonly limit: number;
-  readonly after: (KeyValue | null)[];
-}
+/** A decoded, validated cursor: where its page starts, after `after` or at `offset`. */
+export type Cursor =
+  | { readonly limit: number; readonly after: (KeyValue | null)[]; readonly offset?: undefined }
+  | { readonly limit: number; readonly after?: undefined; readonly offset: number };
 
 /**
  * A short hash of entity, filters and order. Filter groups and the conditions of a group are
@@ -121,6 +122,23 @@ export function encodeCursor(
     l: pageSize,
     a: values,
   };
+  return signed(payload, key);
+}
+
+/**
+ * The cursor of the page at `offset` of a list in relevance order (`q` without `orderBy`): no
+ * column holds the relevance, so the page after is found by its position.
+ */
+export function encodeOffsetCursor(
+  signature: string,
+  pageSize: number,
+  offset: number,
+  key: string | undefined,
+): string {
+  return signed({ v: 1, q: signature, l: pageSize, o: offset }, key);
+}
+
+function signed(payload: CursorPayload, key: string | undefined): string {
   const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
   return `${body}.${checksum(body, key)}`;
 }
@@ -132,6 +150,7 @@ export function decodeCursor(
   signature: string,
   cursor: string,
   key: string | undefined,
+  relevance = false,
 ): Cursor {
   const invalid = (why: string): BadRequestError =>
     new BadRequestError(
@@ -156,7 +175,7 @@ export function decodeCursor(
   if (typeof payload !== 'object' || payload === null || (payload as { v?: unknown }).v !== 1) {
     throw invalid('unknown cursor format');
   }
-  const { q, l, a } = payload as { q?: unknown; l?: unknown; a?: unknown };
+  const { q, l, a, o } = payload as { q?: unknown; l?: unknown; a?: unknown; o?: unknown };
   if (q !== signature) {
     throw new BadRequestError(
       'Parameter cursor belongs to a query with other filters or another order; repeat the filters and orderBy of the first page with it',
@@ -164,6 +183,11 @@ export function decodeCursor(
   }
   if (typeof l !== 'number' || !Number.isSafeInteger(l) || l < 1)
     throw invalid('it holds no valid page size');
+  if (relevance) {
+    if (typeof o !== 'number' || !Number.isSafeInteger(o) || o < 0)
+      throw invalid('it holds no valid position');
+    return { limit: l, offset: o };
+  }
   const columns = cursorColumns(definition, orderBy);
   if (!Array.isArray(a) || a.length !== columns.length)
     throw invalid('it does not match the sort order');

@@ -42,6 +42,19 @@ export const RESERVED: ReadonlySet<string> = new Set([
 /** The parameter that lists soft-deleted records too (`include`) or only them (`only`). */
 export const DELETED_PARAMETER = 'deleted';
 
+/** The parameter of a full-text search (`q=hammer`, search.ts). */
+export const SEARCH_PARAMETER = 'q';
+
+/**
+ * Whether `q` is the search parameter for this entity: always when it is searchable, and when it
+ * has no field named `q` (which `q=` then filters, as before search existed).
+ */
+export function isSearchParameter(definition: EntityDefinition<object>): boolean {
+  return (
+    definition.table.search !== undefined || !Object.hasOwn(definition.fields, SEARCH_PARAMETER)
+  );
+}
+
 /** Most filter values (conditions) one request may carry. */
 export const MAX_FILTER_VALUES = 200;
 
@@ -111,6 +124,8 @@ export function parseFilters(
     if (RESERVED.has(name)) continue;
     // `deleted=include|only` (SPEC §13) on an entity that keeps deleted records.
     if (name === DELETED_PARAMETER && definition.table.softDelete === true) continue;
+    // `q=`, full-text search (search.ts), unless it filters a field of that name.
+    if (name === SEARCH_PARAMETER && isSearchParameter(definition)) continue;
     if (++values > MAX_FILTER_VALUES) {
       throw new BadRequestError(
         `Too many filter parameters: at most ${MAX_FILTER_VALUES} filter values per request (parameter ${quoteInput(name)})`,

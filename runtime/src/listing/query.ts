@@ -14,9 +14,16 @@ import type {
 import { BadRequestError, quoteInput } from '../errors.js';
 import type { RestConfig } from '../rest-config.js';
 import { filterOperatorsOf } from '../schema.js';
+import { searchWords } from '../search.js';
 import { decodeCursor, querySignature, type Cursor } from './cursors.js';
 import { compileExpression } from './expression.js';
-import { DELETED_PARAMETER, parseFilters, type ReferenceTargets } from './filters.js';
+import {
+  DELETED_PARAMETER,
+  isSearchParameter,
+  parseFilters,
+  SEARCH_PARAMETER,
+  type ReferenceTargets,
+} from './filters.js';
 
 /** The largest page a list answers by default (`MAX_PAGE_SIZE`). */
 export const DEFAULT_MAX_PAGE_SIZE = 1000;
@@ -43,6 +50,13 @@ export interface ListRequest {
   readonly signature: string;
   /** `deleted=include|only` of a `softDelete` entity (SPEC §13). */
   readonly deleted: DeletedFilter | undefined;
+  /** `q=`: the words of a full-text search (search.ts). */
+  readonly search: readonly string[] | undefined;
+  /**
+   * The page is in relevance order (`q` without `orderBy`): its cursor holds the offset of the
+   * next page, since no column carries the order.
+   */
+  readonly relevance: boolean;
 }
 
 /** Validates the query string of a list request against the schema and the REST config. */
@@ -54,8 +68,19 @@ export function parseListRequest(
   cursorKey?: string,
   targets?: ReferenceTargets,
 ): ListRequest {
-  const { filters, expression, count, orderBy, signature, start, requestedLimit, cursor, deleted } =
-    parseQuery(definition, config, querystring, cursorKey, targets);
+  const {
+    filters,
+    expression,
+    count,
+    orderBy,
+    signature,
+    start,
+    requestedLimit,
+    cursor,
+    deleted,
+    search,
+    relevance,
+  } = parseQuery(definition, config, querystring, cursorKey, targets);
   // No list is unbounded: the service-wide page size cap, lowered by the REST config's maxWindow.
   const cap = Math.min(maxPageSize, config.maxWindow ?? maxPageSize);
   if (requestedLimit !== undefined && requestedLimit > cap) {
@@ -85,13 +110,15 @@ export function parseListRequest(
     expression,
     count,
     orderBy,
-    start: start ?? 0,
+    start: start ?? cursor?.offset ?? 0,
     startGiven: start !== undefined,
     limit,
     cap,
     after: cursor?.after,
     signature,
     deleted,
+    search,
+    relevance,
   };
 }
 
@@ -107,6 +134,10 @@ export interface ParsedQuery {
   readonly cursor: Cursor | undefined;
   /** `deleted=include|only` of a `softDelete` entity (SPEC §13). */
   readonly deleted: DeletedFilter | undefined;
+  /** `q=`: the words of a full-text search. */
+  readonly search: readonly string[] | undefined;
+  /** `q` without `orderBy`: the list is in relevance order, paged by offset. */
+  readonly relevance: boolean;
 }
 
 export function parseQuery(
@@ -122,12 +153,17 @@ export function parseQuery(
   const expression =
     filterText === undefined ? undefined : compileExpression(definition, filterText, targets);
   const count = parseFlag(params, 'count');
-  const orderBy = parseOrderBy(definition, config, params);
+  const search = parseSearch(definition, params);
+  // A search orders by relevance unless orderBy is given: the REST config's defaultOrder yields.
+  const orderBy = parseOrderBy(definition, config, params, search !== undefined);
+  const relevance = search !== undefined && orderBy.length === 0;
   const deleted = parseDeleted(definition, params);
-  // A cursor of the deleted records does not page the live ones, and the other way round.
+  // A cursor of the deleted records does not page the live ones, and the other way round; one
+  // of a search pages only that search.
   const signature =
     querySignature(definition, filters, orderBy, expression) +
-    (deleted === undefined ? '' : `|${deleted}`);
+    (deleted === undefined ? '' : `|${deleted}`) +
+    (search === undefined ? '' : `|q:${JSON.stringify(search)}`);
   const start = parseCount(params, 'start', 0);
   const requestedLimit = parseCount(params, 'limit', 1);
   const cursorText = single(params, 'cursor');
@@ -139,8 +175,36 @@ export function parseQuery(
   const cursor =
     cursorText === undefined
       ? undefined
-      : decodeCursor(definition, orderBy, signature, cursorText, cursorKey);
-  return { filters, expression, count, orderBy, signature, start, requestedLimit, cursor, deleted };
+      : decodeCursor(definition, orderBy, signature, cursorText, cursorKey, relevance);
+  return {
+    filters,
+    expression,
+    count,
+    orderBy,
+    signature,
+    start,
+    requestedLimit,
+    cursor,
+    deleted,
+    search,
+    relevance,
+  };
+}
+
+/** `q=`: the words of a full-text search, on an entity with `search` only (search.ts). */
+function parseSearch(
+  definition: EntityDefinition<object>,
+  params: URLSearchParams,
+): readonly string[] | undefined {
+  if (!isSearchParameter(definition)) return undefined;
+  const text = single(params, SEARCH_PARAMETER);
+  if (text === undefined) return undefined;
+  if (definition.table.search === undefined) {
+    throw new BadRequestError(
+      `Parameter q searches the text of records, but Entity ${definition.name} declares no search fields`,
+    );
+  }
+  return searchWords(text);
 }
 
 /** `deleted=include|only` (a `softDelete` entity only; elsewhere `deleted` is a filter). */
@@ -161,9 +225,11 @@ function parseOrderBy(
   definition: EntityDefinition<object>,
   config: RestConfig,
   params: URLSearchParams,
+  searching: boolean,
 ): OrderTerm[] {
   const given = single(params, 'orderBy');
-  const spec = given === undefined ? (config.defaultOrder ?? []).join(',') : given;
+  const spec =
+    given === undefined ? (searching ? '' : (config.defaultOrder ?? []).join(',')) : given;
   if (spec.trim() === '') {
     if (given !== undefined)
       throw new BadRequestError('Parameter orderBy is empty; name one or more fields');

@@ -10,6 +10,7 @@ import {
   type SqlParams,
 } from '../sql/dialect.js';
 import { qualify } from './schema.js';
+import { postgresLanguage, postgresQueryText, SEARCH_COLUMN } from '../search.js';
 
 /**
  * A JSON value inside JSONB as an operand of `kind`, mirroring what SQLite's `json_extract`
@@ -143,6 +144,18 @@ export function postgresDialect(table: TableDescriptor, schema?: string): SqlDia
       if (limit !== undefined) parts.push(`LIMIT ${limit}`);
       if (offset !== undefined) parts.push(`OFFSET ${offset}`);
       return parts.join(' ');
+    },
+
+    search(table, tableSql, words, params) {
+      // The tsvector column and its GIN index (search.ts); the query is bound, never spliced.
+      const column = `${tableSql}.${quoteIdentifier(SEARCH_COLUMN)}`;
+      const language = postgresLanguage(table.search!);
+      const query = (): string =>
+        `to_tsquery(${language}, ${params.add(postgresQueryText(words))})`;
+      return {
+        condition: `${column} @@ ${query()}`,
+        rank: () => `ts_rank(${column}, ${query()}) DESC`,
+      };
     },
   };
 }

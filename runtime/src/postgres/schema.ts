@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import type { ColumnKind, TableDescriptor } from '../driver.js';
 import { compositeIndexes, uniqueIndexes } from '../indexes.js';
 import { DELETED_AT_COLUMN, DELETED_BY_COLUMN } from '../soft-delete.js';
+import { postgresSearchColumnSql, SEARCH_COLUMN } from '../search.js';
 
 /** Name of the table holding each entity's last create/update/delete time. */
 export const ACTIVITY_TABLE = '_eg_activity';
@@ -142,6 +143,7 @@ export function createTableSql(schema: string | undefined, table: TableDescripto
     ...(table.softDelete === true
       ? [`  ${quoteIdent(DELETED_AT_COLUMN)} BIGINT`, `  ${quoteIdent(DELETED_BY_COLUMN)} TEXT`]
       : []),
+    ...(table.search === undefined ? [] : [`  ${postgresSearchColumnSql(table)}`]),
     `  PRIMARY KEY (${table.key.map(quoteIdent).join(', ')})`,
   );
   return `CREATE TABLE IF NOT EXISTS ${qualify(schema, table.table)} (\n${columns.join(',\n')}\n)`;
@@ -155,7 +157,21 @@ export function expectedColumns(table: TableDescriptor): string[] {
     UPDATED_COLUMN,
     VERSION_COLUMN,
     ...(table.softDelete === true ? [DELETED_AT_COLUMN, DELETED_BY_COLUMN] : []),
+    ...(table.search === undefined ? [] : [SEARCH_COLUMN]),
   ];
+}
+
+/** The GIN index of a searchable table's `_eg_search` column (search.ts). */
+export function searchIndexSql(schema: string | undefined, table: TableDescriptor): string[] {
+  if (table.search === undefined) return [];
+  return [
+    `CREATE INDEX IF NOT EXISTS ${quoteIdent(searchIndexName(table.table))} ON ${qualify(schema, table.table)} USING GIN (${quoteIdent(SEARCH_COLUMN)})`,
+  ];
+}
+
+/** The name of the GIN index of a searchable table. */
+export function searchIndexName(table: string): string {
+  return indexName(table, SEARCH_COLUMN);
 }
 
 /**

@@ -30,6 +30,7 @@ import {
   ACTIVITY_TABLE,
   createActivityTableSql,
   createIndexSql,
+  searchIndexSql,
   createSecretsTableSql,
   createTableSql,
   expectedColumns,
@@ -91,6 +92,7 @@ export async function setUpDatabase(
       await ddl(client, createTableSql(schema, table));
       await checkColumns(client, schema, table);
       for (const statement of createIndexSql(schema, table)) await ddl(client, statement);
+      for (const statement of searchIndexSql(schema, table)) await ddl(client, statement);
       if (table.sequence !== undefined) {
         // The sequence starts after the largest stored key (records written before it existed).
         const sequence = qualify(schema, sequenceNameOf(table));

@@ -2,7 +2,7 @@
  * The interface each SQL dialect fills for the shared list/count builder, and the bound-parameter
  * list it writes into.
  */
-import type { ColumnDescriptor, ColumnKind, KeyValue } from '../driver.js';
+import type { ColumnDescriptor, ColumnKind, KeyValue, TableDescriptor } from '../driver.js';
 
 /**
  * The dialect-specific pieces of the list/count SQL built by `./query.ts`. Everything else (how
@@ -96,6 +96,27 @@ export interface SqlDialect {
 
   /** The LIMIT/OFFSET tail; each argument is a placeholder or undefined. */
   limitOffset(limit: string | undefined, offset: string | undefined): string;
+
+  /**
+   * Full-text search of `words` in `table` (which has `search`; see `search.ts`): what keeps the
+   * matching rows, and their relevance order. `tableSql` is the quoted table name.
+   */
+  search(
+    table: TableDescriptor,
+    tableSql: string,
+    words: readonly string[],
+    params: SqlParams,
+  ): SearchSql;
+}
+
+/** The SQL of a full-text search (`SqlDialect.search`). */
+export interface SearchSql {
+  /** A join the FROM clause adds (binding its parameters when built). */
+  readonly join?: string;
+  /** A condition the WHERE clause adds (binding its parameters when built). */
+  readonly condition?: string;
+  /** The ORDER BY term putting the best matches first; built when used (it may bind). */
+  rank(): string;
 }
 
 /** `'compare'` for EQUALS, GT, … and ordering; `'text'` for CONTAINS, STARTS_WITH, ENDS_WITH. */

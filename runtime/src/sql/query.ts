@@ -14,7 +14,7 @@ import type {
   TableDescriptor,
 } from '../driver.js';
 import { DELETED_AT_COLUMN, deletedCondition } from '../soft-delete.js';
-import { SqlParams, type OperandMode, type SqlDialect } from './dialect.js';
+import { SqlParams, type OperandMode, type SearchSql, type SqlDialect } from './dialect.js';
 
 /**
  * Dialect-neutral translation of a `ListQuery` into SQL. Every value is bound as a parameter;
@@ -70,19 +70,25 @@ export function buildListSql(
   const tableSql = dialect.quoteIdentifier(table.table);
   // Built first: with `?` placeholders, parameters are bound in the order they appear.
   const countColumn = withCount ? `, (${countSql(dialect, table, query, params)})` : '';
+  // The counted form names its table as the subquery does (schema-qualified where the driver
+  // uses a schema); the plain form leaves that to the driver.
+  let from = withCount ? (dialect.qualifiedTable?.(table.table) ?? tableSql) : tableSql;
   const conditions: string[] = [];
+  const search = searchSql(dialect, table, query, params);
+  if (search?.join !== undefined) from += ` ${search.join}`;
+  if (search?.condition !== undefined) conditions.push(search.condition);
   const filter = queryFilterSql(dialect, table, query, params);
   if (filter !== undefined) conditions.push(filter);
   const terms = resolveSortTerms(dialect, table, query.orderBy);
   if (query.after !== undefined) {
     conditions.push(...buildKeysetSql(dialect, terms, alignAfter(table, query, terms), params));
   }
-  // The counted form names its table as the subquery does (schema-qualified where the driver
-  // uses a schema); the plain form leaves that to the driver.
-  const from = withCount ? (dialect.qualifiedTable?.(table.table) ?? tableSql) : tableSql;
   let sql = `SELECT ${select}${countColumn} FROM ${from}`;
   if (conditions.length > 0) sql += ` WHERE ${conditions.join(' AND ')}`;
-  sql += ` ORDER BY ${terms.map((t) => dialect.orderTerm(t.operand, t.descending)).join(', ')}`;
+  const order = terms.map((t) => dialect.orderTerm(t.operand, t.descending));
+  // A search without orderBy: the best matches first, then the key columns.
+  if (search !== undefined && query.orderBy.length === 0) order.unshift(search.rank());
+  sql += ` ORDER BY ${order.join(', ')}`;
   const limit =
     query.limit === undefined ? undefined : params.add(checkCount('limit', query.limit));
   const offset =
@@ -101,10 +107,25 @@ export function buildCountSql(
   query: CountQuery,
 ): BuiltSql {
   const params = new SqlParams(dialect);
+  const tableSql = dialect.quoteIdentifier(table.table);
+  const search = searchSql(dialect, table, query, params);
   const filter = queryFilterSql(dialect, table, query, params);
-  let sql = `SELECT count(*) FROM ${dialect.quoteIdentifier(table.table)}`;
-  if (filter !== undefined) sql += ` WHERE ${filter}`;
+  const conditions = [search?.condition, filter].filter((part) => part !== undefined);
+  let sql = `SELECT count(*) FROM ${tableSql}${search?.join === undefined ? '' : ` ${search.join}`}`;
+  if (conditions.length > 0) sql += ` WHERE ${conditions.join(' AND ')}`;
   return { sql, params: params.values };
+}
+
+/** The dialect's full-text search of the query's words (`q=`), or `undefined` without. */
+function searchSql(
+  dialect: SqlDialect,
+  table: TableDescriptor,
+  query: CountQuery,
+  params: SqlParams,
+): SearchSql | undefined {
+  if (query.search === undefined) return undefined;
+  if (table.search === undefined) throw new Error(`Table ${table.table} has no search`);
+  return dialect.search(table, dialect.quoteIdentifier(table.table), query.search, params);
 }
 
 /** `SELECT count(*)` of the query's filters as a subquery (its table schema-qualified). */
@@ -114,9 +135,12 @@ function countSql(
   query: CountQuery,
   params: SqlParams,
 ): string {
-  const from = dialect.qualifiedTable?.(table.table) ?? dialect.quoteIdentifier(table.table);
+  let from = dialect.qualifiedTable?.(table.table) ?? dialect.quoteIdentifier(table.table);
+  const search = searchSql(dialect, table, query, params);
+  if (search?.join !== undefined) from += ` ${search.join}`;
   const filter = queryFilterSql(dialect, table, query, params);
-  return `SELECT count(*) FROM ${from}${filter === undefined ? '' : ` WHERE ${filter}`}`;
+  const conditions = [search?.condition, filter].filter((part) => part !== undefined);
+  return `SELECT count(*) FROM ${from}${conditions.length === 0 ? '' : ` WHERE ${conditions.join(' AND ')}`}`;
 }
 
 /**

@@ -11,6 +11,7 @@ import {
   type SqlParams,
 } from '../sql/dialect.js';
 import { requireDecimalSortKey } from './decimal-key.js';
+import { sqliteSearchJoin } from '../search.js';
 
 /** SQL function (registered on every connection) returning the sortable key of a decimal. */
 export const DECIMAL_KEY_FUNCTION = 'eg_decimal_key';
@@ -135,5 +136,11 @@ export const sqliteDialect: SqlDialect = {
   limitOffset(limit: string | undefined, offset: string | undefined): string {
     if (limit === undefined && offset === undefined) return '';
     return `LIMIT ${limit ?? '-1'}${offset === undefined ? '' : ` OFFSET ${offset}`}`;
+  },
+
+  search(table, tableSql, words, params) {
+    // The FTS5 table, joined through its keys table (search.ts); bm25 is lower for better.
+    const { join, rank } = sqliteSearchJoin(table, tableSql, (value) => params.add(value), words);
+    return { join, rank: () => `${rank} ASC` };
   },
 };

@@ -22,6 +22,12 @@ import {
   referenceChecksOf,
   type AppliedMigration,
 } from '../migrations.js';
+import {
+  sqliteSearchCreateSql,
+  sqliteSearchDropSql,
+  sqliteSearchFillSql,
+  sqliteSearchTable,
+} from '../search.js';
 import { quoteIdentifier } from '../sql/dialect.js';
 import { duplicateValuesError, duplicatesSql, migrationParts } from '../unique-checks.js';
 import { mapError } from './errors.js';
@@ -76,6 +82,7 @@ export function setUpDatabase(
       db.exec(layout.createTableSql());
       checkColumns(db, layout);
       for (const statement of layout.createIndexSql()) db.exec(statement);
+      setUpSearch(db, layout.descriptor);
       const column = layout.descriptor.sequence;
       if (column !== undefined) {
         // The sequence starts after the largest stored key (records written before it existed).
@@ -152,6 +159,24 @@ function runMigrations(
     record.run(script.id, Date.now(), migrationChecksum(script.sql));
   }
   return run.pending.map((script) => script.id);
+}
+
+/**
+ * Creates the search tables and triggers of a searchable table (search.ts) when they are missing,
+ * and then indexes the rows the table already holds (a database set up by migrations has them);
+ * drops those of a table whose entity is no longer searchable, whose triggers would still run.
+ */
+function setUpSearch(db: Database.Database, table: TableDescriptor): void {
+  const exists =
+    db
+      .prepare(`SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?`)
+      .get(sqliteSearchTable(table.table)) !== undefined;
+  if (table.search === undefined) {
+    if (exists) for (const statement of sqliteSearchDropSql(table.table)) db.exec(statement);
+    return;
+  }
+  for (const statement of sqliteSearchCreateSql(table)) db.exec(statement);
+  if (!exists) for (const statement of sqliteSearchFillSql(table)) db.exec(statement);
 }
 
 /** Fails clearly when a table created for another schema lacks columns (it needs a migration). */
