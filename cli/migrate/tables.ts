@@ -38,6 +38,7 @@ export function tableDescriptor(entity: EntityModel): TableDescriptor {
         fieldType: field.type,
         required: field.required,
         indexed: field.indexed,
+        ...(field.ciIndexed ? { ciIndexed: true } : {}),
       })),
     ],
     key: entity.storageKey,
