@@ -66,6 +66,7 @@ export function hasStorageChange(diff: EntityDiff): boolean {
         field.old.name !== field.new.name ||
         field.old.required !== field.new.required ||
         field.old.indexed !== field.new.indexed ||
+        field.old.ciIndexed !== field.new.ciIndexed ||
         (field.conversion !== undefined && field.conversion.change.op !== 'identity'),
     )
   );
@@ -262,9 +263,17 @@ class DiffContext {
   }
 
   private reindexField(entity: EntityModel, field: KeptField): void {
-    if (field.old.indexed === field.new.indexed) return;
     const name = `${entity.name}.${field.new.name}`;
-    this.step(field.new.indexed ? `Index field ${name}` : `Drop the index of field ${name}`);
+    if (field.old.indexed !== field.new.indexed) {
+      this.step(field.new.indexed ? `Index field ${name}` : `Drop the index of field ${name}`);
+    }
+    if (field.old.ciIndexed !== field.new.ciIndexed) {
+      this.step(
+        field.new.ciIndexed
+          ? `Index field ${name} case-insensitively`
+          : `Drop the case-insensitive index of field ${name}`,
+      );
+    }
   }
 
   /** Steps for the composite indexes dropped and created (an index over a renamed field is both). */

@@ -270,7 +270,10 @@ function alterWords(diff: Extract<EntityDiff, { kind: 'alter' }>): string[] {
   if (required !== undefined) {
     return [required.new.required ? 'require' : 'relax', entity, required.new.name];
   }
-  const indexed = diff.kept.find((field) => field.old.indexed !== field.new.indexed);
+  const indexed = diff.kept.find(
+    (field) =>
+      field.old.indexed !== field.new.indexed || field.old.ciIndexed !== field.new.ciIndexed,
+  );
   if (indexed !== undefined) return ['index', entity, indexed.new.name];
   return indexesChanged(diff) ? ['indexes', entity] : ['change', entity];
 }

@@ -63,7 +63,7 @@ function alter(diff: Extract<EntityDiff, { kind: 'alter' }>): string[] {
   for (const index of postgresDdl.indexes(oldTable)) {
     const field = diff.kept.find((item) => item.old.name === index.field);
     const target = newIndexes.find(
-      (other) => field !== undefined && other.field === field.new.name,
+      (other) => field !== undefined && other.field === field.new.name && other.ci === index.ci,
     );
     if (target === undefined) {
       statements.push(`DROP INDEX IF EXISTS ${q(index.name)}`);

@@ -39,6 +39,7 @@ export function tableDescriptor(entity: EntityModel): TableDescriptor {
         fieldType: field.type,
         required: field.required,
         indexed: field.indexed,
+        ...(field.ciIndexed ? { ciIndexed: true } : {}),
       })),
     ],
     key: entity.storageKey,

@@ -211,6 +211,7 @@ function fieldModel(
     ...(field.displayName === undefined ? {} : { displayName: field.displayName }),
     ...(field.description === undefined ? {} : { description: field.description }),
     indexed: field.index === true,
+    ciIndexed: field.index === 'ci',
     isKey,
     columnKind,
     ...(field.generated === undefined ? {} : { generated: field.generated }),

@@ -43,6 +43,8 @@ export interface FieldModel extends TypeModel {
   readonly displayName?: string;
   readonly description?: string;
   readonly indexed: boolean;
+  /** `index: ci`: an index on the case-folded text (top-level text fields). */
+  readonly ciIndexed: boolean;
   readonly isKey: boolean;
   /** What the server generates for the field (SPEC §16), top-level fields only. */
   readonly generated?: Generator;

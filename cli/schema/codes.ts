@@ -38,7 +38,7 @@ export const SCHEMA_DIAGNOSTIC_CODES = {
   INVALID_TREE: 'A tree entity has a bad parent field or not exactly one key field.',
   INVALID_ANY_TYPE_FIELD: 'any.typeField does not name a sibling field.',
   INVALID_INDEX:
-    'index: true on a nested field or on a type that cannot be indexed; an entry of indexes that is empty, repeats a field, names a field that cannot be indexed, or repeats another index.',
+    'index: true on a nested field or on a type that cannot be indexed; index: ci on a nested field or a field that is not text; an entry of indexes that is empty, repeats a field, names a field that cannot be indexed, or repeats another index.',
   INVALID_UNIQUE:
     'unique: true on a nested field or on a type an index cannot hold; a unique entry of indexes with a descending (-name) field.',
   INVALID_GENERATED:

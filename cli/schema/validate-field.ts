@@ -330,7 +330,7 @@ function readFieldExtras(
     required?: boolean;
     displayName?: string;
     description?: string;
-    index?: boolean;
+    index?: boolean | 'ci';
     unique?: boolean;
     generated?: Generator;
   } = {};
@@ -343,9 +343,11 @@ function readFieldExtras(
     if (entry !== undefined) assignDefined(extras, key, readString(entry));
   }
   const indexEntry = entryOf(map, 'index');
-  const index = indexEntry === undefined ? undefined : readBoolean(indexEntry);
+  const index = indexEntry === undefined ? undefined : readIndex(indexEntry, label, reporter);
   if (index === true && indexEntry !== undefined) {
     checkIndexable(indexEntry, label, place, type, reporter);
+  } else if (index === 'ci' && indexEntry !== undefined) {
+    checkCiIndexable(indexEntry, label, place, type, reporter);
   }
   assignDefined(extras, 'index', index);
   const uniqueEntry = entryOf(map, 'unique');
@@ -448,6 +450,42 @@ function checkIndexable(
     const message =
       `${capitalize(label)} has type ${type}, which cannot be indexed; ` +
       `index: true is for scalar types (not ${[...NOT_INDEXABLE].join(', ')})`;
+    reporter.report(entry.value.position, 'INVALID_INDEX', message);
+  }
+}
+
+/** `index`: true, false or `ci`. */
+function readIndex(entry: MapEntry, label: string, reporter: Reporter): boolean | 'ci' | undefined {
+  const node = entry.value;
+  if (node.kind === 'scalar' && (typeof node.value === 'boolean' || node.value === 'ci')) {
+    return node.value;
+  }
+  const written = node.kind === 'scalar' && typeof node.value === 'string' ? node.value : undefined;
+  const message =
+    `'index' of ${label} must be true, false or ci, not ${describeNode(node)}` +
+    (written === undefined ? '' : suggestionSuffix(written, ['ci'], ''));
+  reporter.report(node.position, 'INVALID_VALUE', message);
+  return undefined;
+}
+
+/** The types stored as text that the case-insensitive operators compare. */
+const CI_INDEXABLE: ReadonlySet<FieldType> = new Set(['STRING', 'ENUM', 'SELECT']);
+
+/** `index: ci` needs a top-level text field (a table column the ci operators compare). */
+function checkCiIndexable(
+  entry: MapEntry,
+  label: string,
+  place: ListPlace,
+  type: FieldType | undefined,
+  reporter: Reporter,
+): void {
+  if (!place.topLevel) {
+    const message = `${capitalize(label)} cannot be indexed: only top-level fields (table columns) can have index: ci`;
+    reporter.report(entry.value.position, 'INVALID_INDEX', message);
+  } else if (type !== undefined && !CI_INDEXABLE.has(type)) {
+    const message =
+      `${capitalize(label)} has type ${type}, which has no case-insensitive index; ` +
+      `index: ci is for text fields (${[...CI_INDEXABLE].join(', ')}); use index: true`;
     reporter.report(entry.value.position, 'INVALID_INDEX', message);
   }
 }

@@ -48,12 +48,14 @@ export {
 
 /** An index a driver creates for an indexed field. */
 export interface IndexDescriptor {
-  /** The field marked `index: true`. */
+  /** The field marked `index: true` (or `index: ci`). */
   readonly field: string;
   /** The index name. */
   readonly name: string;
   /** The column it covers (SQLite indexes a DECIMAL field through its shadow column). */
   readonly column: string;
+  /** An `index: ci` index: on the column's case-folded text. */
+  readonly ci?: boolean;
 }
 
 /** A composite index a driver creates for an entity-level `indexes:` entry. */

@@ -25,6 +25,11 @@ export interface ColumnDescriptor {
   /** The schema asked for an index on this field. */
   readonly indexed: boolean;
   /**
+   * The schema asked for an index on this text field's case-folded value (`index: ci`), the
+   * expression the case-insensitive operators compare (SqlDialect.fold).
+   */
+  readonly ciIndexed?: boolean;
+  /**
    * A storage-only column that holds this same text in every row and is never part of a record:
    * the key column of a single-record entity that declares no key field. Drivers write this value
    * whatever the record holds and leave the column out of the records they read.

@@ -35,14 +35,30 @@ export function fieldIndexName(table: string, field: string): string {
   return `${table}__${field}__idx`;
 }
 
+/**
+ * Name of a field's case-insensitive index (`index: ci`), the same on both drivers:
+ * `<table>__<field>__ci_idx`, or `<table>_<12 hex digits>_ci` when longer than PostgreSQL's 63
+ * bytes (the table name cut to 40 bytes; the digits hash the table and the field).
+ */
+export function ciIndexName(table: string, field: string): string {
+  const name = `${table}__${field}__ci_idx`;
+  if (Buffer.byteLength(name) <= MAX_INDEX_NAME_BYTES) return name;
+  const prefix = Buffer.from(table)
+    .subarray(0, 40)
+    .toString()
+    .replace(/\uFFFD+$/, '');
+  return `${prefix}_${hash(`${table}\0${field}\0ci`)}_ci`;
+}
+
 /** The composite indexes of a table, in declared order, with unique deterministic names. */
 export function compositeIndexes(table: TableDescriptor): CompositeIndex[] {
   const declared = table.indexes ?? [];
   if (declared.length === 0) return [];
   // Names of the single-field indexes, which a composite index must not take.
-  const taken = new Set(
-    table.columns.filter((c) => c.indexed).map((c) => fieldIndexName(table.table, c.name)),
-  );
+  const taken = new Set([
+    ...table.columns.filter((c) => c.indexed).map((c) => fieldIndexName(table.table, c.name)),
+    ...table.columns.filter((c) => c.ciIndexed).map((c) => ciIndexName(table.table, c.name)),
+  ]);
   return declared.map((spec) => {
     const columns: CompositeIndexColumn[] = spec.map(({ column, descending }) => ({
       column: columnOf(table, column),

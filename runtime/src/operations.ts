@@ -1113,13 +1113,15 @@ export function readOne<R extends object>(definition: EntityDefinition<R>, input
 
 const indexedColumns = new WeakMap<TableDescriptor, ReadonlySet<string>>();
 
-/** The key columns, the `index: true` columns and the columns of composite indexes. */
+/** The key columns, the `index: true` and `index: ci` columns and the columns of composite indexes. */
 function indexedColumnsOf(table: TableDescriptor): ReadonlySet<string> {
   let names = indexedColumns.get(table);
   if (names === undefined) {
     names = new Set([
       ...table.key,
-      ...table.columns.filter((column) => column.indexed).map((column) => column.name),
+      ...table.columns
+        .filter((column) => column.indexed || column.ciIndexed === true)
+        .map((column) => column.name),
       ...(table.indexes ?? []).flatMap((index) => index.map((item) => item.column)),
       ...(table.unique ?? []).flat(),
     ]);

@@ -110,8 +110,11 @@ export interface FieldSchema extends TypeSchema {
   readonly required?: boolean;
   readonly displayName?: string;
   readonly description?: string;
-  /** Ask the storage to index this top-level field (for filtering and sorting). */
-  readonly index?: boolean;
+  /**
+   * Ask the storage to index this top-level field: `true` for filtering and sorting, `ci` (text
+   * fields) for the case-insensitive operators, on the case-folded text.
+   */
+  readonly index?: boolean | 'ci';
   /**
    * Top-level fields only: no two records hold the same value (absent values do not collide),
    * enforced by a unique index (SPEC §16).
@@ -337,6 +340,7 @@ export function tableOf(entity: EntitySchema, integerKeyed: ReadonlySet<string>)
     fieldType: field.type,
     required: lk.has(field.name) || field.required === true,
     indexed: field.index === true,
+    ...(field.index === 'ci' ? { ciIndexed: true } : {}),
   }));
   if (fixedKey) {
     columns.unshift({

@@ -635,6 +635,47 @@ export function describeDriverContract(
         expect(seen).toEqual(Array.from({ length: 25 }, (_, i) => start + 1 + i));
       });
 
+      it('a large write keeps every change with its own record, resumable from any seq inside it', async () => {
+        await driver.insert(INT_KEY, [{ n: 1, label: 'single' }], 1000);
+        const start = await lastSeq();
+        const records = Array.from({ length: 40 }, (_, i) => ({ n: 10 + i, label: `r${i}` }));
+        await driver.insert(INT_KEY, records, 2000);
+        await driver.update(INT_KEY, [10], { n: 10, label: 'changed' }, 1, 3000);
+        // Each change of the bulk insert carries its record as inserted, not as it is now.
+        const all = await changesAfter(start);
+        expect(all.map((c) => [c.seq - start, c.op, c.record])).toEqual([
+          ...records.map((record, i) => [i + 1, 'created', record]),
+          [41, 'updated', { n: 10, label: 'changed' }],
+        ]);
+        expect(all.every((c) => c.timeUnix === (c.seq - start === 41 ? 3000 : 2000))).toBe(true);
+        // Resuming inside the write, and pages that end inside it.
+        for (const after of [start + 1, start + 17, start + 39, start + 40]) {
+          expect((await feedOf(driver).read(after, 3)).map((c) => c.seq)).toEqual(
+            [after + 1, after + 2, after + 3].filter((seq) => seq <= start + 41),
+          );
+        }
+        expect(await lastSeq()).toBe(start + 41);
+        // Trimmed up to the bulk insert: the oldest change kept is its first.
+        expect(await feedOf(driver).trim(1500)).toBe(start);
+        expect(await feedOf(driver).bounds()).toEqual({ first: start + 1, last: start + 41 });
+        expect(await feedOf(driver).trim(2500)).toBe(40);
+        expect(await feedOf(driver).bounds()).toEqual({ first: start + 41, last: start + 41 });
+        // The seqs go on after it.
+        await driver.insert(INT_KEY, [{ n: 99 }], 4000);
+        expect(await lastSeq()).toBe(start + 42);
+        // A write larger than one pack (SQLite: 1 000 changes a pack) reads back whole, in order.
+        const many = Array.from({ length: 2_500 }, (_, i) => ({ n: 1_000 + i, label: `m${i}` }));
+        await driver.insert(INT_KEY, many, 5000);
+        const read = await feedOf(driver).read(start + 42, 3_000);
+        expect(read.map((c) => c.seq)).toEqual(many.map((_, i) => start + 43 + i));
+        expect(read.map((c) => JSON.parse(c.record) as unknown)).toEqual(many);
+        expect((await feedOf(driver).read(start + 1_041, 2)).map((c) => c.id)).toEqual([
+          '1999',
+          '2000',
+        ]);
+        expect(await lastSeq()).toBe(start + 42 + 2_500);
+      });
+
       it('opened with events off, writes append nothing', async () => {
         const off = await makeDriver();
         extra.push(off);

@@ -243,6 +243,25 @@ const CASES: Record<string, ConversionCase> = {
     ],
     order: ['r1', 'r0', 'r2'],
   },
+  'STRING gains index: ci (a case-insensitive index on the folded text)': {
+    before: '{name: f, type: STRING}',
+    after: '{name: f, type: STRING, index: ci}',
+    rows: [
+      ['Émile', 'Émile'],
+      ['zoë', 'zoë'],
+      [undefined, undefined],
+    ],
+  },
+  'index: ci becomes index: true': {
+    before: '{name: f, type: STRING, index: ci}',
+    after: '{name: f, type: STRING, index: true}',
+    rows: [['Émile', 'Émile']],
+  },
+  'index: ci removed, from an ENUM that becomes STRING': {
+    before: '{name: f, type: ENUM, enums: [A, B], index: ci}',
+    after: '{name: f, type: STRING}',
+    rows: [['A', 'A']],
+  },
   'DOUBLE to DECIMAL (shortest round-trip digits)': {
     before: '{name: f, type: DOUBLE}',
     after: '{name: f, type: DECIMAL}',

@@ -346,6 +346,10 @@ const CASES: Record<string, Case> = {
     before: one('{name: a, type: STRING, index: true}', '{name: b, type: DECIMAL}'),
     after: one('{name: a, type: STRING}', '{name: b, type: DECIMAL, index: true}'),
   },
+  'ci-index-added-and-removed': {
+    before: one('{name: a, type: STRING, index: ci}', '{name: b, type: STRING, index: true}'),
+    after: one('{name: a, type: STRING}', '{name: b, type: STRING, index: ci}'),
+  },
   'ambiguous-renames': {
     before: schema(
       entity('ITEM', ['id'], [id, '{name: a, type: STRING}', '{name: b, type: STRING}']),

@@ -78,6 +78,42 @@ describe('validation rules', () => {
       },
     ],
     [
+      'index: ci on text fields, the first key field included',
+      {
+        given: entityWith([
+          '    - {name: s, type: STRING, index: ci}',
+          '    - {name: e, type: ENUM, enums: [A, B], index: ci}',
+        ]).replace('{name: id, type: STRING}', '{name: id, type: STRING, index: ci}'),
+        want: [],
+      },
+    ],
+    [
+      'index: ci on a field that is not text',
+      {
+        given: entityWith([
+          '    - {name: n, type: INTEGER, index: ci}',
+          '    - {name: d, type: DATE, index: ci}',
+        ]),
+        want: ['7:39 INVALID_INDEX', '8:36 INVALID_INDEX'],
+      },
+    ],
+    [
+      'index: ci on a nested field',
+      {
+        given: entityWith([
+          '    - {name: o, type: OBJECT, object: {fields: [{name: a, type: STRING, index: ci}]}}',
+        ]),
+        want: ['7:80 INVALID_INDEX'],
+      },
+    ],
+    [
+      'index: another word',
+      {
+        given: entityWith(['    - {name: s, type: STRING, index: CI}']),
+        want: ['7:38 INVALID_VALUE'],
+      },
+    ],
+    [
       'composite indexes: ascending and descending fields',
       {
         given: entityWith(

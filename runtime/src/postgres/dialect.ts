@@ -9,8 +9,14 @@ import {
   type SqlDialect,
   type SqlParams,
 } from '../sql/dialect.js';
-import { qualify } from './schema.js';
 import { postgresLanguage, postgresQueryText, SEARCH_COLUMN } from '../search.js';
+import { foldSql, qualify } from './schema.js';
+
+/** The needle of a text test: bound as text, folded in SQL when the operand is. */
+function bindNeedle(needle: string, params: SqlParams, folded: boolean): string {
+  const bound = `${params.add(needle)}::TEXT`;
+  return folded ? foldSql(bound) : bound;
+}
 
 /**
  * A JSON value inside JSONB as an operand of `kind`, mirroring what SQLite's `json_extract`
@@ -19,20 +25,6 @@ import { postgresLanguage, postgresQueryText, SEARCH_COLUMN } from '../search.js
  * numeric string and compares exactly as NUMERIC; text compares bytewise (`COLLATE "C"`). In
  * `'text'` mode the operand is the value's text (`#>> '{}'`), for CONTAINS & co.
  */
-/**
- * Case folding in SQL: simple uppercase, then simple lowercase, under the database's default
- * collation (its LC_CTYPE: a UTF-8 locale maps every script; the "C" locale only ASCII).
- */
-function foldSql(sql: string): string {
-  return `lower(upper((${sql})::TEXT COLLATE "default"))`;
-}
-
-/** The needle of a text test: bound as text, folded in SQL when the operand is. */
-function bindNeedle(needle: string, params: SqlParams, folded: boolean): string {
-  const bound = `${params.add(needle)}::TEXT`;
-  return folded ? foldSql(bound) : bound;
-}
-
 export function jsonScalar(json: string, kind: ColumnKind, mode: OperandMode): string {
   const text = `(${json} #>> '{}')`;
   if (mode === 'text') return `${text} COLLATE "C"`;
@@ -125,6 +117,12 @@ export function postgresDialect(table: TableDescriptor, schema?: string): SqlDia
 
     // Folding maps each character to one character, so the needle's length is its folded length.
     startsWith(operand, needle, params, folded = false) {
+      if (folded) {
+        // LIKE with the folded needle as a literal prefix (`!` escapes it): the planner turns a
+        // constant prefix into a range over an `index: ci` index (bytewise, as `fold` collates).
+        const pattern = `replace(replace(replace(${bindNeedle(needle, params, true)}, '!', '!!'), '%', '!%'), '_', '!_')`;
+        return `${operand} LIKE (${pattern} || '%') ESCAPE '!'`;
+      }
       return `left(${operand}, ${params.add(codePoints(needle))}::INTEGER) = ${bindNeedle(needle, params, folded)}`;
     },
 

@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { ColumnKind, TableDescriptor } from '../driver.js';
-import { compositeIndexes, uniqueIndexes } from '../indexes.js';
+import { ciIndexName, compositeIndexes, uniqueIndexes } from '../indexes.js';
 import { DELETED_AT_COLUMN, DELETED_BY_COLUMN } from '../soft-delete.js';
 import { postgresSearchColumnSql, SEARCH_COLUMN } from '../search.js';
 
@@ -77,6 +77,16 @@ export function castType(kind: ColumnKind): string {
     case 'json':
       return 'JSONB';
   }
+}
+
+/**
+ * Case folding in SQL: simple uppercase, then simple lowercase, under the database's default
+ * collation (its LC_CTYPE: a UTF-8 locale maps every script; the "C" locale only ASCII). The
+ * folded text compares bytewise (`COLLATE "C"`), the collation of an `index: ci` index on the
+ * same expression (createIndexSql), so the planner can serve IEQUALS and ISTARTS_WITH from it.
+ */
+export function foldSql(sql: string): string {
+  return `(lower(upper((${sql})::TEXT COLLATE "default")) COLLATE "C")`;
 }
 
 /** The schema-qualified (when a schema is configured) quoted name of a table. */
@@ -187,7 +197,7 @@ export function createIndexSql(schema: string | undefined, table: TableDescripto
         `CREATE INDEX IF NOT EXISTS ${quoteIdent(index.name)} ON ${qualify(
           schema,
           table.table,
-        )} (${quoteIdent(index.column)} NULLS FIRST)`,
+        )} (${index.ci === true ? foldSql(quoteIdent(index.column)) : quoteIdent(index.column)} NULLS FIRST)`,
     ),
     ...tableCompositeIndexes(schema, table).map((index) => index.sql),
   ];
@@ -230,10 +240,21 @@ export function tableCompositeIndexes(
 /** The indexes `createIndexSql` creates: one per indexed column but JSON and the first key column. */
 export function tableIndexes(
   table: TableDescriptor,
-): { field: string; name: string; column: string }[] {
-  return table.columns
-    .filter((c) => c.indexed && c.kind !== 'json' && table.key[0] !== c.name)
-    .map((c) => ({ field: c.name, name: indexName(table.table, c.name), column: c.name }));
+): { field: string; name: string; column: string; ci?: boolean }[] {
+  return [
+    ...table.columns
+      .filter((c) => c.indexed && c.kind !== 'json' && table.key[0] !== c.name)
+      .map((c) => ({ field: c.name, name: indexName(table.table, c.name), column: c.name })),
+    // `index: ci`: on the folded text (bytewise), the expression the case-insensitive operators compare.
+    ...table.columns
+      .filter((c) => c.ciIndexed === true && c.kind === 'text')
+      .map((c) => ({
+        field: c.name,
+        name: ciIndexName(table.table, c.name),
+        column: c.name,
+        ci: true,
+      })),
+  ];
 }
 
 /** The sequence of a table's `generated: sequence` key column: `<table>__<column>__seq`. */

@@ -25,6 +25,19 @@ function bindNeedle(needle: string, params: SqlParams, folded: boolean): string 
 }
 
 /**
+ * The least text greater than every text starting with `prefix` in SQLite's BINARY order (UTF-8
+ * bytes, i.e. code points): the prefix with its last character replaced by the next code point
+ * (past the surrogates). Undefined when no such text exists (an empty prefix, or U+10FFFF last).
+ */
+export function prefixSuccessor(prefix: string): string | undefined {
+  const chars = [...prefix];
+  const last = chars.pop()?.codePointAt(0);
+  if (last === undefined || last === 0x10ffff) return undefined;
+  const next = last + 1 === 0xd800 ? 0xe000 : last + 1;
+  return chars.join('') + String.fromCodePoint(next);
+}
+
+/**
  * SQL function (registered on every connection, used by migrations) returning the canonical
  * DECIMAL text of a number or numeric text: the shortest round-trip digits of a REAL, written
  * without exponent (`1e21` → `1000000000000000000000`, `2.0` → `2`); NULL for anything else.
@@ -116,8 +129,18 @@ export const sqliteDialect: SqlDialect = {
   },
 
   startsWith(operand: string, needle: string, params: SqlParams, folded = false): string {
+    // Folded: the text between the prefix and its successor first (placeholders bind in the
+    // order written) — the same rows, but a range an `index: ci` index on eg_fold(column)
+    // serves; the exact test stays.
+    let range = '';
+    if (folded) {
+      const prefix = foldCase(needle);
+      const above = prefixSuccessor(prefix);
+      range = `${operand} >= ${params.add(prefix)} AND `;
+      if (above !== undefined) range += `${operand} < ${params.add(above)} AND `;
+    }
     const first = bindNeedle(needle, params, folded);
-    return `substr(${operand}, 1, length(${first})) = ${bindNeedle(needle, params, folded)}`;
+    return `${range}substr(${operand}, 1, length(${first})) = ${bindNeedle(needle, params, folded)}`;
   },
 
   endsWith(operand: string, needle: string, params: SqlParams, folded = false): string {

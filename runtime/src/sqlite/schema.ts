@@ -5,10 +5,10 @@
  */
 import type { ColumnDescriptor, ColumnKind, StoredFields, TableDescriptor } from '../driver.js';
 import { TextKind, type RecordShape } from './record-text.js';
-import { compositeIndexes, fieldIndexName, uniqueIndexes } from '../indexes.js';
+import { ciIndexName, compositeIndexes, fieldIndexName, uniqueIndexes } from '../indexes.js';
 import { quoteIdentifier } from '../sql/dialect.js';
 import { requireDecimalSortKey } from './decimal-key.js';
-import { decimalShadowColumn } from './dialect.js';
+import { decimalShadowColumn, FOLD_FUNCTION } from './dialect.js';
 import { DELETED_AT_COLUMN, DELETED_BY_COLUMN } from '../soft-delete.js';
 
 /** Bookkeeping columns present in every entity table. */
@@ -159,15 +159,26 @@ export class TableLayout {
    * and the leading key column (the primary key covers it); a DECIMAL field's index covers its
    * shadow column.
    */
-  indexes(): { field: string; name: string; column: string }[] {
+  indexes(): { field: string; name: string; column: string; ci?: boolean }[] {
     const { descriptor } = this;
-    return this.columns
-      .filter((c) => c.indexed && c.kind !== 'json' && descriptor.key[0] !== c.name)
-      .map((c) => ({
-        field: c.name,
-        name: indexName(descriptor.table, c.name),
-        column: c.kind === 'decimal' ? decimalShadowColumn(c.name) : c.name,
-      }));
+    return [
+      ...this.columns
+        .filter((c) => c.indexed && c.kind !== 'json' && descriptor.key[0] !== c.name)
+        .map((c) => ({
+          field: c.name,
+          name: indexName(descriptor.table, c.name),
+          column: c.kind === 'decimal' ? decimalShadowColumn(c.name) : c.name,
+        })),
+      // `index: ci`: on the folded text, the expression the case-insensitive operators compare.
+      ...this.columns
+        .filter((c) => c.ciIndexed === true && c.kind === 'text')
+        .map((c) => ({
+          field: c.name,
+          name: ciIndexName(descriptor.table, c.name),
+          column: c.name,
+          ci: true,
+        })),
+    ];
   }
 
   /**
@@ -206,7 +217,11 @@ export class TableLayout {
       ...this.indexes().map(
         (index) =>
           `CREATE INDEX IF NOT EXISTS ${quoteIdentifier(index.name)} ` +
-          `ON ${this.tableSql} (${quoteIdentifier(index.column)})`,
+          `ON ${this.tableSql} (${
+            index.ci === true
+              ? `${FOLD_FUNCTION}(${quoteIdentifier(index.column)})`
+              : quoteIdentifier(index.column)
+          })`,
       ),
       ...this.compositeIndexes().map((index) => index.sql),
     ];
