@@ -38,6 +38,7 @@ export const DRIVER_MEMBERS = {
   trimHistory: 'guarded',
   list: 'guarded',
   listTexts: 'guarded',
+  listTextsNow: 'guarded',
   listCounted: 'guarded',
   count: 'guarded',
   activity: 'guarded',
@@ -90,6 +91,7 @@ export class RetryingOpenDriver implements StorageDriver {
   declare readonly trimHistory: StorageDriver['trimHistory'];
   declare readonly list: StorageDriver['list'];
   declare readonly listTexts: StorageDriver['listTexts'];
+  declare readonly listTextsNow: StorageDriver['listTextsNow'];
   declare readonly listCounted: StorageDriver['listCounted'];
   declare readonly count: StorageDriver['count'];
   declare readonly activity: StorageDriver['activity'];
