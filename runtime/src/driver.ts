@@ -514,6 +514,12 @@ export interface StorageDriver {
   /** Counts the records matching the query's filters. */
   count(table: TableDescriptor, query: CountQuery): Promise<number>;
   /**
+   * Optional: `count` answered synchronously when the driver would count on its own connection
+   * in the caller's tick; `undefined` when it would count elsewhere (call `count`). Throws as
+   * `listTextsNow` does.
+   */
+  readonly countNow?: (table: TableDescriptor, query: CountQuery) => number | undefined;
+  /**
    * Optional: `list()` and `count()` of the same query read in one snapshot (`count=true` of a
    * list, SPEC §17). Without it the service runs the two one after the other.
    */

@@ -41,6 +41,7 @@ export const DRIVER_MEMBERS = {
   listTextsNow: 'guarded',
   listCounted: 'guarded',
   count: 'guarded',
+  countNow: 'guarded',
   activity: 'guarded',
   ping: 'guarded',
   secret: 'own',
@@ -94,6 +95,7 @@ export class RetryingOpenDriver implements StorageDriver {
   declare readonly listTextsNow: StorageDriver['listTextsNow'];
   declare readonly listCounted: StorageDriver['listCounted'];
   declare readonly count: StorageDriver['count'];
+  declare readonly countNow: StorageDriver['countNow'];
   declare readonly activity: StorageDriver['activity'];
   declare readonly ping: StorageDriver['ping'];
 

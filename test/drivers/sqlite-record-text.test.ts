@@ -321,6 +321,16 @@ describe('listTextsNow', () => {
       await open;
       expect(inside?.[0]).toBe('{"id":"d","price":"20","on":true}');
       expect(driver.listTextsNow(table, served, 0)?.texts).toHaveLength(3);
+      // countNow: a count the index bounds, once a first count (in a reader) found it small.
+      const onlyOn = { filters: served.filters };
+      expect(driver.countNow(table, onlyOn)).toBeUndefined();
+      expect(await driver.count(table, onlyOn)).toBe(3);
+      expect(driver.countNow(table, onlyOn)).toBe(3);
+      const ranged = {
+        filters: [{ anyOf: [{ path: ['count'], operator: 'GT', kind: 'integer', value: 1 }] }],
+      } as const;
+      expect(await driver.count(table, ranged)).toBe(1);
+      expect(driver.countNow(table, ranged)).toBeUndefined(); // no index: always in a reader
     } finally {
       await driver.close();
     }

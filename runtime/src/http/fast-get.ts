@@ -11,6 +11,13 @@
  * untouched, which reads again and answers as always (so a 404 costs a second read). Requests of
  * an entity with middleware in its hooks, paths a custom route matches, HEAD, and every request
  * while the log level is `debug` (which logs each request) go through Koa from the start.
+ *
+ * In a service without access rules, it also answers list pages (GET `/data/{entity}` with
+ * filters, order, paging and top-level `fields=`) and counts (GET `/entity/{entity}/recordCounts`)
+ * when the driver reads them synchronously (SQLite: `listTextsNow`, `countNow`, for what runs on
+ * the main connection), with the pipeline's answer byte for byte. A 400, `expand`, `count=true`,
+ * `deleted=`, a dotted `fields=` path, a list or count the driver runs in a reader thread, an
+ * open transaction: the pipeline answers, as always.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type Koa from 'koa';
@@ -25,7 +32,7 @@ import type { Authenticator } from '../auth/credentials.js';
 import { owns } from '../auth/owner.js';
 import type { DataContext } from '../data-context.js';
 import type { EntityDefinition } from '../definition.js';
-import type { KeyValues, ListQuery, StorageDriver, StoredRecord } from '../driver.js';
+import type { CountQuery, KeyValues, ListQuery, StorageDriver, StoredRecord } from '../driver.js';
 import { recordBodyJson, recordBodyOfJson } from '../envelope.js';
 import {
   authorizeExpand,
@@ -37,7 +44,7 @@ import {
 } from '../expand.js';
 import { listQueryOf, referenceTargets, textPageBody, topLevelFields } from '../listing.js';
 import { parseFields } from '../listing/fields.js';
-import { parseListRequest, type ListRequest } from '../listing/query.js';
+import { parseListRequest, parseQuery, type ListRequest } from '../listing/query.js';
 import type { Logger } from '../logger.js';
 import { entityTag, notModified } from '../operations.js';
 import { isReadAfterToken, withReadAfter } from '../read-after.js';
@@ -106,6 +113,9 @@ const MAX_PLANS = 256;
 
 /** Characters after which Koa's URL parsing (parseurl) would read the path (or query) differently. */
 const UNUSUAL_PATH = /[\t\n\f\r #\u00a0\ufeff]/;
+/** The path of a count is `/entity/{entity}/recordCounts`. */
+const COUNTS_PREFIX = '/entity/';
+const COUNTS_SUFFIX = '/recordCounts';
 /** What the listener returns for a request it answered synchronously. */
 const DONE: Promise<void> = Promise.resolve();
 
@@ -133,6 +143,8 @@ class FastGet {
    * does not read synchronously). Queries with a cursor are parsed every time, not kept.
    */
   private readonly pages = new Map<string, ListPlan | false>();
+  /** The query of each count's query string seen (by entity), or `false` for the pipeline. */
+  private readonly counts = new Map<string, CountQuery | false>();
   /** The service's cursor key once known (the first list asks for it and takes the pipeline). */
   private cursorKey: string | undefined;
 
@@ -146,7 +158,9 @@ class FastGet {
   }
 
   handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (this.options.lists !== undefined && this.page(req, res, this.options.lists)) return DONE;
+    const lists = this.options.lists;
+    if (lists !== undefined && (this.page(req, res, lists) || this.count(req, res, lists)))
+      return DONE;
     let target: Target | undefined;
     try {
       target = this.target(req);
@@ -302,6 +316,85 @@ class FastGet {
     this.options.tracker.answered();
     res.end(body);
     return true;
+  }
+
+  /**
+   * Answers a count (GET `/entity/{entity}/recordCounts` of an entity in `lists`) in this tick
+   * when the driver counts synchronously (`countNow`); `false` when it did not answer.
+   */
+  private count(
+    req: IncomingMessage,
+    res: ServerResponse,
+    lists: NonNullable<FastGetOptions['lists']>,
+  ): boolean {
+    const url = req.url;
+    if (req.method !== 'GET' || url === undefined || !url.startsWith(COUNTS_PREFIX)) return false;
+    const driver = this.options.driver;
+    if (driver.countNow === undefined || driver.readAfter === true) return false;
+    const query = url.indexOf('?');
+    const path = query < 0 ? url : url.slice(0, query);
+    const slash = path.indexOf('/', COUNTS_PREFIX.length);
+    if (slash < 0 || path.slice(slash) !== COUNTS_SUFFIX) return false;
+    const segment = path.slice(COUNTS_PREFIX.length, slash);
+    const entity = lists.entities.get(segment.toLowerCase());
+    if (entity === undefined || segment.includes('%') || UNUSUAL_PATH.test(url)) return false;
+    if (this.options.logger.isLevelEnabled('debug')) return false;
+    if (this.options.customRoute?.(path) === true) return false;
+    const cursorKey = this.cursorKey;
+    if (cursorKey === undefined) {
+      this.fetchCursorKey(lists.data);
+      return false;
+    }
+    const querystring = query < 0 ? '' : url.slice(query + 1);
+    const plan = this.countPlan(entity, querystring, lists.data, cursorKey);
+    if (plan === false) return false;
+    let body: string;
+    try {
+      const count = driver.countNow(entity.definition.table, plan);
+      if (count === undefined) return false; // counted in a reader: the pipeline's
+      body = `{"status":"success","data":{"count":${count}}}`;
+      res.writeHead(200, {
+        ...this.commonHeaders(req),
+        'Content-Type': 'application/json; charset=utf-8',
+        'Content-Length': Buffer.byteLength(body),
+      });
+    } catch {
+      return false; // a storage error or an open transaction: the pipeline answers
+    }
+    this.options.tracker.answered();
+    res.end(body);
+    return true;
+  }
+
+  /** The count query of a query string (kept, see `counts`), or `false` for the pipeline. */
+  private countPlan(
+    entity: FastListEntity,
+    querystring: string,
+    data: DataContext,
+    cursorKey: string,
+  ): CountQuery | false {
+    const key = `${entity.definition.name}?${querystring}`;
+    const kept = this.counts.get(key);
+    if (kept !== undefined) return kept;
+    let plan: CountQuery | false = false;
+    try {
+      const { definition, config } = entity;
+      // The whole query string is checked as for the list (countRecords).
+      const { filters, expression, deleted } = parseQuery(
+        definition,
+        config,
+        querystring,
+        cursorKey,
+        referenceTargets(definition, data),
+      );
+      if (config.allowedMethods.includes('GET_LIST') && deleted === undefined)
+        plan = { filters, ...(expression === undefined ? {} : { expression }) };
+    } catch {
+      plan = false; // a 400 is the pipeline's to answer
+    }
+    if (this.counts.size >= MAX_PLANS) this.counts.clear();
+    this.counts.set(key, plan);
+    return plan;
   }
 
   /** Asks for the service's cursor key, kept once known (see `cursorKey`). */

@@ -710,16 +710,47 @@ export class SqliteDriver implements StorageDriver {
           ? this.cached(sql, false).pluck().get(params)
           : await pool.run(sql, params as unknown[], 'value'),
       );
-      this.countHints.delete(hintKey);
-      if (this.countHints.size >= COUNT_HINTS) {
-        const oldest = this.countHints.keys().next();
-        if (oldest.done !== true) this.countHints.delete(oldest.value);
-      }
-      this.countHints.set(hintKey, value);
+      this.noteCount(hintKey, value);
       return value;
     } catch (error) {
       throw mapError(error);
     }
+  }
+
+  /**
+   * `count` on the main connection, synchronously, for a count it would run there (no readers,
+   * or an index-bounded count whose last run found at most COUNT_MAIN_ROWS); `undefined` for a
+   * count it would hand to a reader. While a transaction is open it throws, like `getNow`.
+   */
+  readonly countNow = (table: TableDescriptor, query: CountQuery): number | undefined => {
+    const inside = this.scope.getStore() !== undefined;
+    if (this.gate !== undefined && !inside) throw new Error('SQLite driver: a transaction is open');
+    try {
+      this.state(table);
+      const { sql, params } = buildCountSql(sqliteDialect, table, query);
+      const pool = inside ? undefined : this.readPool();
+      if (pool === undefined) return Number(this.cached(sql, false).pluck().get(params));
+      if (!indexBoundsCount(table, query) || !this.countSearchesIndex(sql, params))
+        return undefined;
+      const hintKey = countHintKey(sql, params);
+      const hint = this.countHints.get(hintKey);
+      if (hint === undefined || hint > COUNT_MAIN_ROWS) return undefined;
+      const value = Number(this.cached(sql, false).pluck().get(params));
+      this.noteCount(hintKey, value);
+      return value;
+    } catch (error) {
+      throw mapError(error);
+    }
+  };
+
+  /** Keeps the size a count found, the hint of where its next run goes (see `count`). */
+  private noteCount(hintKey: string, value: number): void {
+    this.countHints.delete(hintKey);
+    if (this.countHints.size >= COUNT_HINTS) {
+      const oldest = this.countHints.keys().next();
+      if (oldest.done !== true) this.countHints.delete(oldest.value);
+    }
+    this.countHints.set(hintKey, value);
   }
 
   async activity(): Promise<Readonly<Record<string, EntityActivity>>> {

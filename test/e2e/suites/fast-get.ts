@@ -293,16 +293,45 @@ export function describeFastGetSuite(
         expect(servers.koaRequests()).toBe(before + 1);
       });
 
+      it.each([
+        ['/entity/product/recordCounts', 3],
+        ['/entity/PRODUCT/recordCounts?category=tools&orderBy=-price&limit=1', 3],
+        ['/entity/product/recordCounts?code=p1&code=a%2Fb', 2],
+        ['/entity/category/recordCounts?name=none', 0],
+      ])('GET %s: the count, as the Koa pipeline sends it', async (path, count) => {
+        const before = servers.koaRequests();
+        const answer = await same(path);
+        expect(answer.status).toBe(200);
+        expect(JSON.parse(answer.body)).toEqual({ status: 'success', data: { count } });
+        expect(answer.headers.map(([name]) => name)).toContain('Content-Length');
+        expect(servers.koaRequests()).toBe(before + listedByKoa);
+      });
+
+      it.each([
+        ['an invalid limit', '/entity/product/recordCounts?limit=0', 400],
+        ['an unknown field', '/entity/product/recordCounts?nope=1', 400],
+        ['another spelling of the path', '/entity/product/recordcounts', 200],
+        ['an unknown entity', '/entity/nothing/recordCounts', 404],
+      ])('leaves a count with %s to the Koa pipeline', async (_what, path, status) => {
+        const before = servers.koaRequests();
+        expect((await same(path)).status).toBe(status);
+        expect(servers.koaRequests()).toBe(before + 1);
+      });
+
       it('sees a record written a moment before, and no longer sees it once deleted', async () => {
         const path = '/data/product?code=fresh';
+        const counted = '/entity/product/recordCounts?code=fresh';
         expect(JSON.parse((await same(path)).body)).toMatchObject({ data: [] });
+        expect(JSON.parse((await same(counted)).body)).toMatchObject({ data: { count: 0 } });
         const created = await service.request('POST', '/data/product', {
           body: { data: productInput('fresh') },
         });
         expect(created.status).toBe(200);
         expect(JSON.parse((await same(path)).body)).toMatchObject({ data: [{ code: 'fresh' }] });
+        expect(JSON.parse((await same(counted)).body)).toMatchObject({ data: { count: 1 } });
         expect((await service.request('DELETE', '/data/product/fresh')).status).toBe(200);
         expect(JSON.parse((await same(path)).body)).toMatchObject({ data: [] });
+        expect(JSON.parse((await same(counted)).body)).toMatchObject({ data: { count: 0 } });
       });
     });
 
