@@ -34,14 +34,24 @@ const WARMUP = Number(option('warmup') ?? 1);
 const PROFILES = join(OUTPUT, 'profiles', 'peer');
 const log = (...parts) => console.log('[profile-peer]', ...parts);
 
-/** Areas by the function a sample's self time is in (first match wins). */
+/**
+ * Areas by the function a sample's self time is in, matched on `name where` (first match wins).
+ */
 const AREAS = [
-  ['SQL statement (better-sqlite3, in listTexts/list/count)', /^(listTexts|list|count|all|get) /],
+  [
+    'SQL statement (better-sqlite3, in listTexts/list/count)',
+    /^(listTexts|listTextsNow|list|count|all|get) /,
+  ],
   ['record JSON texts (recordText, canonicalJson)', /^(recordText|rowTexts|canonicalJson) /],
-  ['page envelope (listRecords)', /^listRecords /],
+  ['page envelope (listRecords, textPageBody)', /^(listRecords|textPageBody|pageMeta) /],
   ['cursor signing (HMAC)', /^(encodeCursor|Hmac|digest|update|createHmac) /],
   ['query parsing + SQL text', /^(buildListSql|buildCountSql|parse\w*|buildFilterSql|cached) /],
   ['socket writes', /^(writev|writevGeneric|writeGeneric|_storeHeader|end|write) /],
+  [
+    'Koa, its router and the middleware (koa, @koa/router, koa-compose, errors, routes)',
+    / ((koa|@koa\/router|koa-compose)\/|runtime\/dist\/(http\/errors|routes|service)\.js)/,
+  ],
+  ['the fast path (http/fast-get.js)', / runtime\/dist\/http\/fast-get\.js/],
   ['garbage collector', /^\(garbage collector\)/],
 ];
 
@@ -93,7 +103,7 @@ try {
     let ms = 0;
     for (const f of summary.functions) {
       const key = `${f.name} ${f.where}`;
-      if (claimed.has(key) || !pattern.test(`${f.name} `)) continue;
+      if (claimed.has(key) || !pattern.test(key)) continue;
       claimed.add(key);
       ms += f.selfMs;
     }
@@ -103,7 +113,7 @@ try {
   }
   const rest = 1 - covered / summary.totalMs;
   console.log(
-    `| everything else (HTTP parsing, Koa, routing, start-up) | ${(rest * 100).toFixed(1)}% | ${Math.round(rest * perRequest)} |`,
+    `| everything else (Node's HTTP server and parser, start-up) | ${(rest * 100).toFixed(1)}% | ${Math.round(rest * perRequest)} |`,
   );
   console.log(`\n${profileMarkdown(summary, { top: 20 })}`);
 } catch (error) {

@@ -137,7 +137,7 @@ export async function startService(service, databaseUrl) {
     await stop();
     throw error;
   }
-  return { base, stop };
+  return { base, pid: server.pid, stop };
 }
 
 /** The q-quantile (0–1) of sorted values, nearest rank. */

@@ -146,7 +146,10 @@ export interface StoredRecord<TRecord = StoredFields> {
 export interface RecordTexts {
   /** `JSON.stringify(stored.record)` of each record, in list order. */
   readonly texts: readonly string[];
-  /** The stored record at the index asked for, if the list reached it. */
+  /**
+   * The stored record at the index asked for, if the list reached it. With `fields`, it may hold
+   * only the selected fields, the `orderBy` fields and the key (what its cursor is made from).
+   */
   readonly kept: StoredRecord | undefined;
 }
 
@@ -519,8 +522,26 @@ export interface StorageDriver {
     /** Only these top-level fields in each text (`fields=`); every field when absent. */
     fields?: readonly string[],
   ): Promise<RecordTexts>;
+  /**
+   * Optional: `listTexts` answered synchronously, when the driver can read this list in the
+   * caller's tick (the fast path of list pages then answers without awaiting); `undefined` when
+   * it cannot (the list would run elsewhere: call `listTexts`). Throws while the driver cannot
+   * read synchronously (SQLite: a transaction is open on its connection) and on storage errors.
+   */
+  readonly listTextsNow?: (
+    table: TableDescriptor,
+    query: ListQuery,
+    keep: number,
+    fields?: readonly string[],
+  ) => RecordTexts | undefined;
   /** Counts the records matching the query's filters. */
   count(table: TableDescriptor, query: CountQuery): Promise<number>;
+  /**
+   * Optional: `count` answered synchronously when the driver would count on its own connection
+   * in the caller's tick; `undefined` when it would count elsewhere (call `count`). Throws as
+   * `listTextsNow` does.
+   */
+  readonly countNow?: (table: TableDescriptor, query: CountQuery) => number | undefined;
   /**
    * Optional: `list()` and `count()` of the same query read in one snapshot (`count=true` of a
    * list, SPEC §17). Without it the service runs the two one after the other.

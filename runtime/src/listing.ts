@@ -95,7 +95,7 @@ import type { Context } from 'koa';
 import { ownerFilter, ownerScopeOf } from './auth/owner.js';
 import { authorize } from './auth/access.js';
 import type { EntityDefinition } from './definition.js';
-import type { ListQuery, StoredRecord } from './driver.js';
+import type { FilterGroup, ListQuery, RecordTexts, StoredRecord } from './driver.js';
 import { successBody } from './envelope.js';
 import { MethodForbiddenError } from './errors.js';
 import type { DataContext } from './data-context.js';
@@ -145,17 +145,7 @@ export async function listRecords<R extends object>(
   if (request.deleted !== undefined) authorizeDeleted(ctx, data, definition, config);
   const owner = ownerFilter(definition, ownerScopeOf(ctx));
   const pageSize = request.limit ?? request.cap;
-  const query: ListQuery = {
-    ...(request.deleted === undefined ? {} : { deleted: request.deleted }),
-    filters:
-      owner === undefined || owner === 'nothing' ? request.filters : [...request.filters, owner],
-    ...(request.expression === undefined ? {} : { expression: request.expression }),
-    ...(request.search === undefined ? {} : { search: request.search }),
-    orderBy: request.orderBy,
-    // One row more than asked tells whether another page follows.
-    limit: pageSize + 1,
-    ...(request.after === undefined ? { offset: request.start } : { after: request.after }),
-  };
+  const query = listQueryOf(request, owner === 'nothing' ? undefined : owner);
   // A caller that can own no record (owner rule) gets an empty list without a query.
   const driver = data.driver;
   // A selection of whole top-level fields is written into the texts by the driver itself.
@@ -169,12 +159,9 @@ export async function listRecords<R extends object>(
   ) {
     // The records arrive as JSON text (a SQLite reader wrote them): the body is spliced together,
     // byte for byte what the records' envelope would be; only the cursor's record is built.
-    const { texts, kept } = await driver.listTexts(definition.table, query, pageSize - 1, topLevel);
-    const hasMore = texts.length > pageSize;
-    const meta = pageMeta(definition, request, pageSize, hasMore, kept, cursorKey);
-    const records = hasMore ? texts.slice(0, pageSize) : texts;
+    const texts = await driver.listTexts(definition.table, query, pageSize - 1, topLevel);
     ctx.type = 'json';
-    ctx.body = `{"status":"success","data":[${records.join(',')}],"meta":${JSON.stringify(meta)}}`;
+    ctx.body = textPageBody(definition, request, texts, cursorKey);
     return;
   }
   let rows: readonly StoredRecord[];
@@ -208,8 +195,42 @@ export async function listRecords<R extends object>(
   ctx.body = successBody(records, meta);
 }
 
+/**
+ * The driver's query of a list request, with the owner rule's filter when there is one: one row
+ * more than the page, which tells whether another page follows.
+ */
+export function listQueryOf(request: ListRequest, owner: FilterGroup | undefined): ListQuery {
+  return {
+    ...(request.deleted === undefined ? {} : { deleted: request.deleted }),
+    filters: owner === undefined ? request.filters : [...request.filters, owner],
+    ...(request.expression === undefined ? {} : { expression: request.expression }),
+    ...(request.search === undefined ? {} : { search: request.search }),
+    orderBy: request.orderBy,
+    limit: (request.limit ?? request.cap) + 1,
+    ...(request.after === undefined ? { offset: request.start } : { after: request.after }),
+  };
+}
+
+/**
+ * The body of a page whose records the driver wrote as JSON texts (`listTexts` of
+ * `listQueryOf(request, …)`, keeping the page's last record): byte for byte what `successBody`
+ * of the records and the page's `meta` would be.
+ */
+export function textPageBody(
+  definition: EntityDefinition<object>,
+  request: ListRequest,
+  { texts, kept }: RecordTexts,
+  cursorKey: string | undefined,
+): string {
+  const pageSize = request.limit ?? request.cap;
+  const hasMore = texts.length > pageSize;
+  const meta = pageMeta(definition, request, pageSize, hasMore, kept, cursorKey);
+  const records = hasMore ? texts.slice(0, pageSize) : texts;
+  return `{"status":"success","data":[${records.join(',')}],"meta":${JSON.stringify(meta)}}`;
+}
+
 /** The names of a selection of whole top-level fields only, else `undefined`. */
-function topLevelFields(selection: Selection): string[] | undefined {
+export function topLevelFields(selection: Selection): string[] | undefined {
   const names: string[] = [];
   for (const [name, part] of selection) {
     if (part !== true) return undefined;

@@ -38,8 +38,10 @@ export const DRIVER_MEMBERS = {
   trimHistory: 'guarded',
   list: 'guarded',
   listTexts: 'guarded',
+  listTextsNow: 'guarded',
   listCounted: 'guarded',
   count: 'guarded',
+  countNow: 'guarded',
   activity: 'guarded',
   ping: 'guarded',
   secret: 'own',
@@ -90,8 +92,10 @@ export class RetryingOpenDriver implements StorageDriver {
   declare readonly trimHistory: StorageDriver['trimHistory'];
   declare readonly list: StorageDriver['list'];
   declare readonly listTexts: StorageDriver['listTexts'];
+  declare readonly listTextsNow: StorageDriver['listTextsNow'];
   declare readonly listCounted: StorageDriver['listCounted'];
   declare readonly count: StorageDriver['count'];
+  declare readonly countNow: StorageDriver['countNow'];
   declare readonly activity: StorageDriver['activity'];
   declare readonly ping: StorageDriver['ping'];
 

@@ -17,7 +17,12 @@ import { answerOptions } from './http/allow.js';
 import { corsMiddleware } from './http/cors.js';
 import { errorMiddleware, RequestTracker, type RequestState } from './http/errors.js';
 import { readAfterMiddleware } from './read-after.js';
-import { fastGetListener, type FastGetEntity, type FastGetOptions } from './http/fast-get.js';
+import {
+  fastGetListener,
+  type FastGetEntity,
+  type FastGetOptions,
+  type FastListEntity,
+} from './http/fast-get.js';
 import { DATA_PREFIX, entitySegment } from './http/paths.js';
 import { customRoutes, type EntityRouter } from './hooks.js';
 import { createLogger, type Logger } from './logger.js';
@@ -121,6 +126,8 @@ export function createService(service: ServiceDefinition, options: ServiceOption
   const routers = new Map<DataRoutes, Middleware<RequestState>>();
   /** The entities whose GET by key the fast path answers (see `fastGetEntity`). */
   const fastEntities = new Map<string, FastGetEntity>();
+  /** The entities whose list pages the fast path answers (see `fastListEntity`). */
+  const fastLists = new Map<string, FastListEntity>();
   for (const routes of service.entities) {
     const pathName = pathNameOf(routes.definition);
     byPathName.set(pathName, routes);
@@ -128,6 +135,8 @@ export function createService(service: ServiceDefinition, options: ServiceOption
     routers.set(routes, mountRouter(routes, router));
     const fast = fastGetEntity(routes, router);
     if (fast !== undefined) fastEntities.set(pathName, fast);
+    const list = fastListEntity(routes, router);
+    if (list !== undefined) fastLists.set(pathName, list);
   }
   const findRoutes = (segment: string): DataRoutes => {
     const routes = byPathName.get(segment.toLowerCase());
@@ -271,6 +280,8 @@ export function createService(service: ServiceDefinition, options: ServiceOption
           ...(options.corsOrigins === undefined ? {} : { corsOrigins: options.corsOrigins }),
           ...(custom === undefined ? {} : { customRoute: custom.matchesGet }),
           expand: data,
+          // Under access rules a list's owner scope and the caller's rights are the pipeline's.
+          ...(accessControlled ? {} : { lists: { entities: fastLists, data } }),
         },
       };
   app.built = true;
@@ -317,6 +328,19 @@ function fastGetEntity(routes: DataRoutes, router: EntityRouter): FastGetEntity 
     definition: routes.definition,
     ...(routes.access === undefined ? {} : { access: routes.access }),
   };
+}
+
+/**
+ * An entity as the fast path of list pages sees it, if it may answer for it: a collection (not a
+ * single-record entity) whose router has the list route (its REST configuration allows GET_LIST)
+ * and whose hooks add no middleware.
+ */
+function fastListEntity(routes: DataRoutes, router: EntityRouter): FastListEntity | undefined {
+  const { definition, hooks, restConfig } = routes;
+  if (definition.singleRecordId !== undefined) return undefined;
+  if (!router.match(`${DATA_PREFIX}${pathNameOf(definition)}`, 'GET').route) return undefined;
+  if (hooks.middleware !== undefined && hooks.middleware.length > 0) return undefined;
+  return { definition, config: restConfig };
 }
 
 /**

@@ -222,6 +222,119 @@ describe.each([
       await driver.close();
     }
   });
+
+  it('with fields, reads only those columns and those its cursor needs (order, key)', async () => {
+    const file = join(dir, `fields-${readers}.db`);
+    const driver = new SqliteDriver({ filename: file, readers });
+    const table = { ...TABLE, columns: TABLE.columns.filter((c) => c.name !== '__proto__') };
+    await driver.open([table]);
+    try {
+      await driver.insert(
+        table,
+        [
+          { id: 'a', count: 1, ratio: 0.25, price: '3.5', on: true, doc: { x: 1 } },
+          { id: 'b', count: 2, ratio: 0.5, price: '1.25', on: false },
+          { id: 'c', ratio: 2, doc: { y: [] } },
+        ],
+        1000,
+      );
+      const query: ListQuery = {
+        filters: [],
+        orderBy: [{ column: 'price', descending: true }],
+        limit: 3,
+        offset: 0,
+      };
+      const listed = await driver.list(table, query);
+      const { texts, kept } = await driver.listTexts(table, query, 1, ['count', 'doc']);
+      const pick = (record: Record<string, unknown>): Record<string, unknown> =>
+        Object.fromEntries(
+          Object.entries(record).filter(([name]) => ['count', 'doc'].includes(name)),
+        );
+      expect(texts).toEqual(listed.map((stored) => JSON.stringify(pick(stored.record))));
+      // The cursor's record holds the order field and the key besides the selected fields: the
+      // other columns were not read.
+      expect(listed[1]!.record).toMatchObject({ ratio: 0.5, on: false });
+      expect(kept).toEqual({ ...listed[1], record: { id: 'b', count: 2, price: '1.25' } });
+    } finally {
+      await driver.close();
+    }
+  });
+});
+
+describe('listTextsNow', () => {
+  it('answers what listTexts answers when the list runs on the main connection, else undefined', async () => {
+    const file = join(dir, 'now.db');
+    const table: TableDescriptor = {
+      ...TABLE,
+      columns: TABLE.columns.filter((c) => c.name !== '__proto__'),
+      indexes: [
+        [
+          { column: 'on', descending: false },
+          { column: 'price', descending: true },
+        ],
+      ],
+    };
+    const driver = new SqliteDriver({ filename: file, readers: 1 });
+    await driver.open([table]);
+    try {
+      await driver.insert(
+        table,
+        [
+          { id: 'a', on: true, price: '2', count: 4 },
+          { id: 'b', on: true, price: '10' },
+          { id: 'c', on: false, price: '5' },
+        ],
+        1000,
+      );
+      const served: ListQuery = {
+        filters: [{ anyOf: [{ path: ['on'], operator: 'EQUALS', kind: 'boolean', value: true }] }],
+        orderBy: [{ column: 'price', descending: true }],
+        limit: 10,
+        offset: 0,
+      };
+      for (const fields of [undefined, ['count']]) {
+        const now = driver.listTextsNow(table, served, 1, fields);
+        expect(now).toEqual(await driver.listTexts(table, served, 1, fields));
+      }
+      expect(driver.listTextsNow(table, served, 0)?.texts).toEqual([
+        '{"id":"b","price":"10","on":true}',
+        '{"id":"a","count":4,"price":"2","on":true}',
+      ]);
+      // A sort no index serves runs in a reader: not now.
+      const sorted: ListQuery = { ...served, orderBy: [{ column: 'count', descending: false }] };
+      expect(driver.listTextsNow(table, sorted, 0)).toBeUndefined();
+      // While a transaction is open, the main connection would show others its uncommitted
+      // writes: it throws outside the transaction, and answers inside it.
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let inside: readonly string[] | undefined;
+      const open = driver.transaction(async () => {
+        await driver.insert(table, [{ id: 'd', on: true, price: '20' }], 2000);
+        inside = driver.listTextsNow(table, served, 0)?.texts;
+        await held;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(() => driver.listTextsNow(table, served, 0)).toThrow(/a transaction is open/);
+      release();
+      await open;
+      expect(inside?.[0]).toBe('{"id":"d","price":"20","on":true}');
+      expect(driver.listTextsNow(table, served, 0)?.texts).toHaveLength(3);
+      // countNow: a count the index bounds, once a first count (in a reader) found it small.
+      const onlyOn = { filters: served.filters };
+      expect(driver.countNow(table, onlyOn)).toBeUndefined();
+      expect(await driver.count(table, onlyOn)).toBe(3);
+      expect(driver.countNow(table, onlyOn)).toBe(3);
+      const ranged = {
+        filters: [{ anyOf: [{ path: ['count'], operator: 'GT', kind: 'integer', value: 1 }] }],
+      } as const;
+      expect(await driver.count(table, ranged)).toBe(1);
+      expect(driver.countNow(table, ranged)).toBeUndefined(); // no index: always in a reader
+    } finally {
+      await driver.close();
+    }
+  });
 });
 
 describe('where a list runs', () => {

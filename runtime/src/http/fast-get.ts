@@ -11,6 +11,13 @@
  * untouched, which reads again and answers as always (so a 404 costs a second read). Requests of
  * an entity with middleware in its hooks, paths a custom route matches, HEAD, and every request
  * while the log level is `debug` (which logs each request) go through Koa from the start.
+ *
+ * In a service without access rules, it also answers list pages (GET `/data/{entity}` with
+ * filters, order, paging and top-level `fields=`) and counts (GET `/entity/{entity}/recordCounts`)
+ * when the driver reads them synchronously (SQLite: `listTextsNow`, `countNow`, for what runs on
+ * the main connection), with the pipeline's answer byte for byte. A 400, `expand`, `count=true`,
+ * `deleted=`, a dotted `fields=` path, a list or count the driver runs in a reader thread, an
+ * open transaction: the pipeline answers, as always.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type Koa from 'koa';
@@ -25,7 +32,7 @@ import type { Authenticator } from '../auth/credentials.js';
 import { owns } from '../auth/owner.js';
 import type { DataContext } from '../data-context.js';
 import type { EntityDefinition } from '../definition.js';
-import type { KeyValues, StorageDriver, StoredRecord } from '../driver.js';
+import type { CountQuery, KeyValues, ListQuery, StorageDriver, StoredRecord } from '../driver.js';
 import { recordBodyJson, recordBodyOfJson } from '../envelope.js';
 import {
   authorizeExpand,
@@ -35,9 +42,13 @@ import {
   parseExpand,
   type ExpandPlan,
 } from '../expand.js';
+import { listQueryOf, referenceTargets, textPageBody, topLevelFields } from '../listing.js';
+import { parseFields } from '../listing/fields.js';
+import { parseListRequest, parseQuery, type ListRequest } from '../listing/query.js';
 import type { Logger } from '../logger.js';
 import { entityTag, notModified } from '../operations.js';
 import { isReadAfterToken, withReadAfter } from '../read-after.js';
+import type { RestConfig } from '../rest-config.js';
 import { CorsPolicy, EXPOSED_HEADERS } from './cors.js';
 import { COMMON_HEADERS, type RequestTracker } from './errors.js';
 import { DATA_PREFIX, decodeRecordId, entitySegment, keyOfId, rawRecordId } from './paths.js';
@@ -70,6 +81,31 @@ export interface FastGetOptions {
    * a GET by key with `expand` takes the pipeline.
    */
   readonly expand?: DataContext;
+  /**
+   * The entities whose list pages (GET `/data/{entity}`) the fast path may answer, by path
+   * segment, and the data context they are read through; absent (no list on the fast path) when
+   * the service has access rules.
+   */
+  readonly lists?: {
+    readonly entities: ReadonlyMap<string, FastListEntity>;
+    readonly data: DataContext;
+  };
+}
+
+/** An entity whose list pages the fast path may answer. */
+export interface FastListEntity {
+  readonly definition: EntityDefinition<object>;
+  readonly config: RestConfig;
+}
+
+/**
+ * A list request the fast path answers, as parsed once per query string (see `pages`): the
+ * request, its driver query and its top-level `fields=` selection.
+ */
+interface ListPlan {
+  readonly request: ListRequest;
+  readonly query: ListQuery;
+  readonly fields: readonly string[] | undefined;
 }
 
 /** Most parsed expansions kept (by entity and query string); the cache starts over past it. */
@@ -77,6 +113,9 @@ const MAX_PLANS = 256;
 
 /** Characters after which Koa's URL parsing (parseurl) would read the path (or query) differently. */
 const UNUSUAL_PATH = /[\t\n\f\r #\u00a0\ufeff]/;
+/** The path of a count is `/entity/{entity}/recordCounts`. */
+const COUNTS_PREFIX = '/entity/';
+const COUNTS_SUFFIX = '/recordCounts';
 /** What the listener returns for a request it answered synchronously. */
 const DONE: Promise<void> = Promise.resolve();
 
@@ -98,6 +137,16 @@ class FastGet {
    * asks for none, `false` when the pipeline answers it (a 400, or an expansion refused).
    */
   private readonly plans = new Map<string, ExpandPlan | undefined | false>();
+  /**
+   * The parsed list request of each query string seen (by entity), or `false` when the pipeline
+   * answers it (a 400, `expand`, `count=true`, `deleted=`, a nested selection, a list the driver
+   * does not read synchronously). Queries with a cursor are parsed every time, not kept.
+   */
+  private readonly pages = new Map<string, ListPlan | false>();
+  /** The query of each count's query string seen (by entity), or `false` for the pipeline. */
+  private readonly counts = new Map<string, CountQuery | false>();
+  /** The service's cursor key once known (the first list asks for it and takes the pipeline). */
+  private cursorKey: string | undefined;
 
   constructor(
     private readonly options: FastGetOptions,
@@ -105,9 +154,13 @@ class FastGet {
   ) {
     const origins = options.corsOrigins;
     this.cors = origins === undefined || origins.length === 0 ? undefined : new CorsPolicy(origins);
+    if (options.lists !== undefined) this.fetchCursorKey(options.lists.data);
   }
 
   handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const lists = this.options.lists;
+    if (lists !== undefined && (this.page(req, res, lists) || this.count(req, res, lists)))
+      return DONE;
     let target: Target | undefined;
     try {
       target = this.target(req);
@@ -211,6 +264,224 @@ class FastGet {
     return plan;
   }
 
+  /**
+   * Answers a list page (GET `/data/{entity}` of an entity in `lists`) in this tick when it can:
+   * the query parses, asks for nothing but filters, order, paging and top-level `fields=`, and
+   * the driver reads the list synchronously (`listTextsNow`). `false` when it did not answer:
+   * the request then goes on (to GET by key, which leaves a collection path to the pipeline).
+   */
+  private page(
+    req: IncomingMessage,
+    res: ServerResponse,
+    lists: NonNullable<FastGetOptions['lists']>,
+  ): boolean {
+    const url = req.url;
+    if (req.method !== 'GET' || url === undefined || !url.startsWith(DATA_PREFIX)) return false;
+    const query = url.indexOf('?');
+    const path = query < 0 ? url : url.slice(0, query);
+    if (path.indexOf('/', DATA_PREFIX.length) >= 0) return false; // a record, or a trailing `/`
+    const entity = lists.entities.get(entitySegment(path).toLowerCase());
+    if (entity === undefined || UNUSUAL_PATH.test(url)) return false;
+    const driver = this.options.driver;
+    if (driver.listTextsNow === undefined || driver.readAfter === true) return false;
+    if (this.options.logger.isLevelEnabled('debug')) return false;
+    if (this.options.customRoute?.(path) === true) return false;
+    const cursorKey = this.cursorKey;
+    if (cursorKey === undefined) {
+      this.fetchCursorKey(lists.data);
+      return false;
+    }
+    const querystring = query < 0 ? '' : url.slice(query + 1);
+    const plan = this.listPlan(entity, querystring, lists.data, cursorKey);
+    if (plan === false) return false;
+    const { definition } = entity;
+    let body: string;
+    try {
+      const pageSize = plan.request.limit ?? plan.request.cap;
+      const texts = driver.listTextsNow(definition.table, plan.query, pageSize - 1, plan.fields);
+      if (texts === undefined) {
+        // Read elsewhere (a reader thread): this query string is the pipeline's from now on.
+        if (plan.request.after === undefined) this.keepPage(entity, querystring, false);
+        return false;
+      }
+      body = textPageBody(definition, plan.request, texts, cursorKey);
+      res.writeHead(200, {
+        ...this.commonHeaders(req),
+        'Content-Type': 'application/json; charset=utf-8',
+        'Content-Length': Buffer.byteLength(body),
+      });
+    } catch {
+      return false; // a storage error or an open transaction: the pipeline answers
+    }
+    this.options.tracker.answered();
+    res.end(body);
+    return true;
+  }
+
+  /**
+   * Answers a count (GET `/entity/{entity}/recordCounts` of an entity in `lists`) in this tick
+   * when the driver counts synchronously (`countNow`); `false` when it did not answer.
+   */
+  private count(
+    req: IncomingMessage,
+    res: ServerResponse,
+    lists: NonNullable<FastGetOptions['lists']>,
+  ): boolean {
+    const url = req.url;
+    if (req.method !== 'GET' || url === undefined || !url.startsWith(COUNTS_PREFIX)) return false;
+    const driver = this.options.driver;
+    if (driver.countNow === undefined || driver.readAfter === true) return false;
+    const query = url.indexOf('?');
+    const path = query < 0 ? url : url.slice(0, query);
+    const slash = path.indexOf('/', COUNTS_PREFIX.length);
+    if (slash < 0 || path.slice(slash) !== COUNTS_SUFFIX) return false;
+    const segment = path.slice(COUNTS_PREFIX.length, slash);
+    const entity = lists.entities.get(segment.toLowerCase());
+    if (entity === undefined || segment.includes('%') || UNUSUAL_PATH.test(url)) return false;
+    if (this.options.logger.isLevelEnabled('debug')) return false;
+    if (this.options.customRoute?.(path) === true) return false;
+    const cursorKey = this.cursorKey;
+    if (cursorKey === undefined) {
+      this.fetchCursorKey(lists.data);
+      return false;
+    }
+    const querystring = query < 0 ? '' : url.slice(query + 1);
+    const plan = this.countPlan(entity, querystring, lists.data, cursorKey);
+    if (plan === false) return false;
+    let body: string;
+    try {
+      const count = driver.countNow(entity.definition.table, plan);
+      if (count === undefined) return false; // counted in a reader: the pipeline's
+      body = `{"status":"success","data":{"count":${count}}}`;
+      res.writeHead(200, {
+        ...this.commonHeaders(req),
+        'Content-Type': 'application/json; charset=utf-8',
+        'Content-Length': Buffer.byteLength(body),
+      });
+    } catch {
+      return false; // a storage error or an open transaction: the pipeline answers
+    }
+    this.options.tracker.answered();
+    res.end(body);
+    return true;
+  }
+
+  /** The count query of a query string (kept, see `counts`), or `false` for the pipeline. */
+  private countPlan(
+    entity: FastListEntity,
+    querystring: string,
+    data: DataContext,
+    cursorKey: string,
+  ): CountQuery | false {
+    const key = `${entity.definition.name}?${querystring}`;
+    const kept = this.counts.get(key);
+    if (kept !== undefined) return kept;
+    let plan: CountQuery | false = false;
+    try {
+      const { definition, config } = entity;
+      // The whole query string is checked as for the list (countRecords).
+      const { filters, expression, deleted, search } = parseQuery(
+        definition,
+        config,
+        querystring,
+        cursorKey,
+        referenceTargets(definition, data),
+      );
+      // A search (`q=`) is counted by the pipeline, which joins the search index.
+      if (
+        config.allowedMethods.includes('GET_LIST') &&
+        deleted === undefined &&
+        search === undefined
+      )
+        plan = { filters, ...(expression === undefined ? {} : { expression }) };
+    } catch {
+      plan = false; // a 400 is the pipeline's to answer
+    }
+    if (this.counts.size >= MAX_PLANS) this.counts.clear();
+    this.counts.set(key, plan);
+    return plan;
+  }
+
+  /** Asks for the service's cursor key, kept once known (see `cursorKey`). */
+  private fetchCursorKey(data: DataContext): void {
+    data.cursorKey?.().then(
+      (key) => {
+        this.cursorKey = key;
+      },
+      () => undefined, // the storage is not there yet: the next list asks again
+    );
+  }
+
+  /** The parsed list request of a query string (kept, see `pages`), or `false` for the pipeline. */
+  private listPlan(
+    entity: FastListEntity,
+    querystring: string,
+    data: DataContext,
+    cursorKey: string,
+  ): ListPlan | false {
+    const cursor = querystring.includes('cursor');
+    if (!cursor) {
+      const kept = this.pages.get(`${entity.definition.name}?${querystring}`);
+      if (kept !== undefined) return kept;
+    }
+    let plan: ListPlan | false = false;
+    try {
+      const { definition, config } = entity;
+      if (!config.allowedMethods.includes('GET_LIST') || querystring.includes('expand'))
+        throw new Error('the pipeline answers');
+      const request = parseListRequest(
+        definition,
+        config,
+        querystring,
+        data.maxPageSize,
+        cursorKey,
+        referenceTargets(definition, data),
+      );
+      const selection =
+        querystring === ''
+          ? undefined
+          : parseFields(definition, new URLSearchParams(querystring), undefined);
+      const fields = selection === undefined ? undefined : topLevelFields(selection);
+      if (
+        !request.count &&
+        request.deleted === undefined &&
+        // A search's relevance order pages by signed offsets: the pipeline writes its cursors.
+        request.search === undefined &&
+        (selection === undefined || fields !== undefined)
+      )
+        plan = { request, query: listQueryOf(request, undefined), fields };
+    } catch {
+      plan = false; // a 400 (or anything else) is the pipeline's to answer
+    }
+    if (!cursor) this.keepPage(entity, querystring, plan);
+    return plan;
+  }
+
+  private keepPage(entity: FastListEntity, querystring: string, plan: ListPlan | false): void {
+    if (this.pages.size >= MAX_PLANS) this.pages.clear();
+    this.pages.set(`${entity.definition.name}?${querystring}`, plan);
+  }
+
+  /**
+   * The headers every answer starts with, in the order errorMiddleware and the CORS middleware
+   * set them.
+   */
+  private commonHeaders(req: IncomingMessage): Record<string, string | number> {
+    const headers: Record<string, string | number> = {
+      'X-Request-Id': this.options.tracker.requestId(header(req, 'x-request-id')),
+    };
+    for (const [name, value] of COMMON_HEADERS) headers[name] = value;
+    if (this.cors !== undefined) {
+      headers['Vary'] = 'Origin';
+      const allowOrigin = this.cors.allowOrigin(header(req, 'origin'));
+      if (allowOrigin !== undefined) {
+        headers['Access-Control-Allow-Origin'] = allowOrigin;
+        headers['Access-Control-Expose-Headers'] = EXPOSED_HEADERS;
+      }
+    }
+    return headers;
+  }
+
   /** Serves a GET by key after checking credentials or reading asynchronously. */
   private async serve(req: IncomingMessage, res: ServerResponse, target: Target): Promise<void> {
     let stored: StoredRecord | undefined;
@@ -276,18 +547,7 @@ class FastGet {
         etag = expandedEntityTag(stored.version, json);
       }
       // Same header names and order as errorMiddleware, the CORS middleware and getRecord set.
-      const headers: Record<string, string | number> = {
-        'X-Request-Id': this.options.tracker.requestId(header(req, 'x-request-id')),
-      };
-      for (const [name, value] of COMMON_HEADERS) headers[name] = value;
-      if (this.cors !== undefined) {
-        headers['Vary'] = 'Origin';
-        const allowOrigin = this.cors.allowOrigin(header(req, 'origin'));
-        if (allowOrigin !== undefined) {
-          headers['Access-Control-Allow-Origin'] = allowOrigin;
-          headers['Access-Control-Expose-Headers'] = EXPOSED_HEADERS;
-        }
-      }
+      const headers = this.commonHeaders(req);
       headers['ETag'] = etag;
       const unchanged = notModified(header(req, 'if-none-match'), etag);
       if (!unchanged) {

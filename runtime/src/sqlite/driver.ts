@@ -45,7 +45,7 @@ import { ReadPool } from './readers.js';
 import { SqliteReferences } from './references.js';
 import { ReferenceGraph, ReferenceMissingError } from '../references.js';
 import { checkDeletionTime } from '../soft-delete.js';
-import { projectShape, rowTexts } from './record-text.js';
+import { projectShape, rowTexts, type RecordShape } from './record-text.js';
 import { SECRETS_TABLE, TableLayout, sequenceName } from './schema.js';
 import { setUpDatabase } from './setup.js';
 import {
@@ -605,10 +605,9 @@ export class SqliteDriver implements StorageDriver {
   ): Promise<RecordTexts> {
     try {
       const state = this.state(table);
-      const { sql, params } = this.listSql(table, query);
+      const { sql, params } = this.textsSql(state, table, query, fields);
       const pool = await this.readsOn(this.listPool(table, query));
-      const shape =
-        fields === undefined ? state.layout.shape : projectShape(state.layout.shape, fields);
+      const shape = textShape(state, fields);
       const { texts, row } =
         pool === undefined
           ? rowTexts(shape, this.cached(sql, true).all(params) as Row[], keep)
@@ -617,6 +616,50 @@ export class SqliteDriver implements StorageDriver {
     } catch (error) {
       throw mapError(error);
     }
+  }
+
+  /**
+   * `listTexts` on the main connection, synchronously, for a list it would run there (see
+   * `listPool`); `undefined` for a list it would hand to a reader. While a transaction is open it
+   * throws, like `getNow`.
+   */
+  readonly listTextsNow = (
+    table: TableDescriptor,
+    query: ListQuery,
+    keep: number,
+    fields?: readonly string[],
+  ): RecordTexts | undefined => {
+    if (this.gate !== undefined && this.scope.getStore() === undefined)
+      throw new Error('SQLite driver: a transaction is open');
+    try {
+      const state = this.state(table);
+      if (this.scope.getStore() === undefined && this.listPool(table, query) !== undefined)
+        return undefined;
+      const { sql, params } = this.textsSql(state, table, query, fields);
+      const { texts, row } = rowTexts(
+        textShape(state, fields),
+        this.cached(sql, true).all(params) as Row[],
+        keep,
+      );
+      return { texts, kept: row === undefined ? undefined : toStored(state.layout, row) };
+    } catch (error) {
+      throw mapError(error);
+    }
+  };
+
+  /**
+   * The statement of `listTexts`. With `fields=`, only the selected columns and those of the
+   * cursor (order, then key) are read; the others come back as NULL.
+   */
+  private textsSql(
+    state: TableState,
+    table: TableDescriptor,
+    query: ListQuery,
+    fields: readonly string[] | undefined,
+  ): BuiltSql {
+    if (fields === undefined) return this.listSql(table, query);
+    const needed = new Set([...fields, ...query.orderBy.map((term) => term.column), ...table.key]);
+    return buildListSql(sqliteDialect, table, query, state.layout.selectList(needed));
   }
 
   async listCounted(table: TableDescriptor, query: ListQuery): Promise<CountedList> {
@@ -666,16 +709,47 @@ export class SqliteDriver implements StorageDriver {
           ? this.cached(sql, false).pluck().get(params)
           : await pool.run(sql, params as unknown[], 'value'),
       );
-      this.countHints.delete(hintKey);
-      if (this.countHints.size >= COUNT_HINTS) {
-        const oldest = this.countHints.keys().next();
-        if (oldest.done !== true) this.countHints.delete(oldest.value);
-      }
-      this.countHints.set(hintKey, value);
+      this.noteCount(hintKey, value);
       return value;
     } catch (error) {
       throw mapError(error);
     }
+  }
+
+  /**
+   * `count` on the main connection, synchronously, for a count it would run there (no readers,
+   * or an index-bounded count whose last run found at most COUNT_MAIN_ROWS); `undefined` for a
+   * count it would hand to a reader. While a transaction is open it throws, like `getNow`.
+   */
+  readonly countNow = (table: TableDescriptor, query: CountQuery): number | undefined => {
+    const inside = this.scope.getStore() !== undefined;
+    if (this.gate !== undefined && !inside) throw new Error('SQLite driver: a transaction is open');
+    try {
+      this.state(table);
+      const { sql, params } = buildCountSql(sqliteDialect, table, query);
+      const pool = inside ? undefined : this.readPool();
+      if (pool === undefined) return Number(this.cached(sql, false).pluck().get(params));
+      if (!indexBoundsCount(table, query) || !this.countSearchesIndex(sql, params))
+        return undefined;
+      const hintKey = countHintKey(sql, params);
+      const hint = this.countHints.get(hintKey);
+      if (hint === undefined || hint > COUNT_MAIN_ROWS) return undefined;
+      const value = Number(this.cached(sql, false).pluck().get(params));
+      this.noteCount(hintKey, value);
+      return value;
+    } catch (error) {
+      throw mapError(error);
+    }
+  };
+
+  /** Keeps the size a count found, the hint of where its next run goes (see `count`). */
+  private noteCount(hintKey: string, value: number): void {
+    this.countHints.delete(hintKey);
+    if (this.countHints.size >= COUNT_HINTS) {
+      const oldest = this.countHints.keys().next();
+      if (oldest.done !== true) this.countHints.delete(oldest.value);
+    }
+    this.countHints.set(hintKey, value);
   }
 
   async activity(): Promise<Readonly<Record<string, EntityActivity>>> {
@@ -926,6 +1000,11 @@ export class SqliteDriver implements StorageDriver {
 /** The state of an open transaction: the changes its writes appended, announced on commit. */
 interface OpenTransaction {
   readonly changes: StoredChange[];
+}
+
+/** How `listTexts` writes each record: every field, or the top-level `fields` only. */
+function textShape(state: TableState, fields: readonly string[] | undefined): RecordShape {
+  return fields === undefined ? state.layout.shape : projectShape(state.layout.shape, fields);
 }
 
 function toStored(layout: TableLayout, row: Row): StoredRecord {

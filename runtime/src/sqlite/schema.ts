@@ -243,10 +243,18 @@ export class TableLayout {
     return this.descriptor.softDelete === true ? [DELETED_AT_COLUMN, DELETED_BY_COLUMN] : [];
   }
 
-  /** Select list: fields in declared order, then version, created, updated. */
-  selectList(): string {
+  /**
+   * Select list: fields in declared order, then version, created, updated. With `only`, the
+   * columns not in it are selected as `NULL` (read as absent), so rows keep their positions while
+   * SQLite reads and hands over only the columns asked for (`fields=` of a list).
+   */
+  selectList(only?: ReadonlySet<string>): string {
     return [
-      ...this.columns.map((c) => `${this.tableSql}.${quoteIdentifier(c.name)}`),
+      ...this.columns.map((c) =>
+        only === undefined || only.has(c.name)
+          ? `${this.tableSql}.${quoteIdentifier(c.name)}`
+          : 'NULL',
+      ),
       ...[VERSION_COLUMN, CREATED_COLUMN, UPDATED_COLUMN].map(
         (c) => `${this.tableSql}.${quoteIdentifier(c)}`,
       ),
