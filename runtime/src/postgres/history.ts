@@ -15,7 +15,7 @@ import {
   withVersions,
 } from '../history.js';
 import { qualify } from './schema.js';
-import { statementName } from './statements.js';
+import { statementName, type KeptParams } from './statements.js';
 
 /** Where the history lives and how its statements read. */
 export class PostgresHistory {
@@ -53,17 +53,7 @@ export class PostgresHistory {
    * `guard`, whose version check fails after any other write of the record) orders writers of one
    * record. Parameters: the entity, the record's id, the op, by, the record and the time.
    */
-  keptCte(
-    guard: string,
-    p: {
-      readonly entity: string;
-      readonly id: string;
-      readonly op: string;
-      readonly by: string;
-      readonly record: string;
-      readonly now: string;
-    },
-  ): string {
+  keptCte(guard: string, p: KeptParams): string {
     const table = this.table;
     return `"_eg_kept" AS (
   INSERT INTO ${table} ("entity", "record_id", "version", "op", "by", "record", "time_ms")

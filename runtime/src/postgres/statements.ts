@@ -8,7 +8,6 @@ import { DELETED_AT_COLUMN, DELETED_BY_COLUMN } from '../soft-delete.js';
 import { ChangeDrafter } from '../events/change.js';
 import type { SqlDialect } from '../sql/dialect.js';
 import { postgresDialect } from './dialect.js';
-import type { PostgresHistory } from './history.js';
 import { PostgresOutbox } from './outbox.js';
 import {
   CREATED_COLUMN,
@@ -69,8 +68,18 @@ export interface StatementTarget {
   readonly outbox: PostgresOutbox;
   /** Whether writes append change events. */
   readonly events: boolean;
-  /** The record history (SPEC §13). */
-  readonly history: PostgresHistory;
+  /** The record history (SPEC §13): `PostgresHistory` (history.ts). */
+  readonly history: { keptCte(guard: string, p: KeptParams): string };
+}
+
+/** The parameters (placeholders) of the CTE that keeps a write's version (history.ts). */
+export interface KeptParams {
+  readonly entity: string;
+  readonly id: string;
+  readonly op: string;
+  readonly by: string;
+  readonly record: string;
+  readonly now: string;
 }
 
 /** The statements of one table. */
