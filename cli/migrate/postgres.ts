@@ -80,6 +80,13 @@ function alter(diff: Extract<EntityDiff, { kind: 'alter' }>): string[] {
     if (newComposites.some((other) => other.sql === index.sql)) existing.add(index.name);
     else statements.push(`DROP INDEX IF EXISTS ${q(index.name)}`);
   }
+  // The live rows' index (SPEC §13) follows a renamed table; a database from before it has none
+  // (the driver creates it at start).
+  const oldLive = postgresDdl.liveIndex(oldTable);
+  const newLive = postgresDdl.liveIndex(newTable);
+  if (oldLive !== undefined && newLive !== undefined && oldLive.name !== newLive.name) {
+    renames.push(`ALTER INDEX IF EXISTS ${q(oldLive.name)} RENAME TO ${q(newLive.name)}`);
+  }
   statements.push(...renames);
   if (oldTable.table !== newTable.table) {
     statements.push(`ALTER TABLE ${q(oldTable.table)} RENAME TO ${t}`);
@@ -106,6 +113,8 @@ function alter(diff: Extract<EntityDiff, { kind: 'alter' }>): string[] {
   for (const index of newComposites) {
     if (!existing.has(index.name)) statements.push(indexCreation(newTable, index));
   }
+  // Switched on: the live rows' index once the marks exist (switched off, dropping them drops it).
+  if (oldLive === undefined && newLive !== undefined) statements.push(newLive.sql);
   return statements;
 }
 

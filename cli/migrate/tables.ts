@@ -90,7 +90,12 @@ export function indexCreation(table: TableDescriptor, index: CompositeIndexDescr
 /** Every index statement of a table rebuilt in a migration (its records copied in). */
 export function rebuiltIndexes(ddl: DialectDdl, table: TableDescriptor): string[] {
   const single = ddl.createIndexes(table).slice(0, ddl.indexes(table).length);
-  return [...single, ...ddl.compositeIndexes(table).map((index) => indexCreation(table, index))];
+  const live = ddl.liveIndex(table);
+  return [
+    ...single,
+    ...ddl.compositeIndexes(table).map((index) => indexCreation(table, index)),
+    ...(live === undefined ? [] : [live.sql]),
+  ];
 }
 
 /** The composite indexes an entity declares, as written (`[category, -price]`). */

@@ -6,10 +6,12 @@
 import type { ColumnKind, TableDescriptor } from './driver.js';
 import {
   createIndexSql as postgresIndexStatements,
+  createLiveIndexSql,
   createTableSql as postgresTableStatement,
   quoteIdent,
   searchIndexName,
   searchIndexSql,
+  liveIndexName,
   sqlType,
   tableCompositeIndexes,
   tableIndexes,
@@ -76,9 +78,14 @@ export interface DialectDdl {
   createTable(table: TableDescriptor): string;
   /**
    * `CREATE INDEX IF NOT EXISTS` of each of its indexes: those of `indexes`, in that order, then
-   * those of `compositeIndexes`.
+   * those of `compositeIndexes`, then `liveIndex`'s.
    */
   createIndexes(table: TableDescriptor): string[];
+  /**
+   * The partial index of a `softDelete` table's live rows (SPEC §13), where the dialect has one
+   * (PostgreSQL); `undefined` otherwise.
+   */
+  liveIndex(table: TableDescriptor): { readonly name: string; readonly sql: string } | undefined;
   /** The single-field indexes `createIndexes` creates. */
   indexes(table: TableDescriptor): IndexDescriptor[];
   /** The composite indexes `createIndexes` creates, then the unique indexes. */
@@ -106,6 +113,8 @@ export const sqliteDdl: DialectDdl = {
   createIndexes: (table) => new TableLayout(table).createIndexSql(),
   indexes: (table) => new TableLayout(table).indexes(),
   compositeIndexes: (table) => new TableLayout(table).compositeIndexes(),
+  // A table scan that skips the marked rows beats a partial index that must look each row up.
+  liveIndex: () => undefined,
   columnType: (kind) => SQLITE_COLUMN_TYPES[kind],
   createSearch: (table) => [...sqliteSearchCreateSql(table), ...sqliteSearchFillSql(table)],
   dropSearch: (table) => sqliteSearchDropSql(table.table),
@@ -118,6 +127,10 @@ export const postgresDdl: DialectDdl = {
   createIndexes: (table) => postgresIndexStatements(undefined, table),
   indexes: (table) => tableIndexes(table),
   compositeIndexes: (table) => tableCompositeIndexes(undefined, table),
+  liveIndex: (table) =>
+    table.softDelete === true
+      ? { name: liveIndexName(table.table), sql: createLiveIndexSql(undefined, table) }
+      : undefined,
   columnType: (kind) => sqlType(kind),
   createSearch: (table) => [
     `ALTER TABLE ${quoteIdent(table.table)} ADD COLUMN ${postgresSearchColumnSql(table)}`,

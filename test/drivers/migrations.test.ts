@@ -670,6 +670,55 @@ for (const dialect of DIALECTS) {
       await expectLayoutOf(database, [plainRenamed!]);
     });
 
+    it("renames and re-keys a softDelete table with its live rows' index (SPEC §13)", async () => {
+      const fields = ['{name: id, type: STRING}', '{name: code, type: STRING}'];
+      const soft = schema(entity('CUSTOMER', ['id'], fields, 'softDelete: true'));
+      const renamed = schema(
+        entity('CLIENT', ['id'], fields, 'softDelete: true\n  renamedFrom: CUSTOMER'),
+      );
+      const rekeyed = schema(entity('CLIENT', ['code'], fields, 'softDelete: true'));
+      const database = dialect.fresh();
+      const [softTable] = tablesOf(soft);
+      const [renamedTable] = tablesOf(renamed);
+      const [rekeyedTable] = tablesOf(rekeyed);
+      await withDriver(database, async (driver) => {
+        await driver.open([softTable!], { migrations: [] });
+        await driver.insert(
+          softTable!,
+          [
+            { id: 'a', code: 'A' },
+            { id: 'b', code: 'B' },
+          ],
+          1,
+        );
+        await driver.delete(softTable!, ['b'], undefined, 2);
+      });
+      const rename = migrationFor(dialect.name, soft, renamed);
+      if (dialect.name === 'postgres') {
+        // The index follows the table instead of staying behind under the old name.
+        expect(rename.sql).toContain(
+          'ALTER INDEX IF EXISTS "customer__live" RENAME TO "client__live"',
+        );
+      }
+      await withDriver(database, async (driver) => {
+        await driver.open([renamedTable!], { migrations: [rename] });
+        const listed = await driver.list(renamedTable!, { filters: [], orderBy: [] });
+        expect(listed.map((row) => row.record['id'])).toEqual(['a']);
+      });
+      await expectLayoutOf(database, [renamedTable!]);
+      const rekey = migrationFor(dialect.name, renamed, rekeyed, {
+        allowDataLoss: true,
+        existingMigrations: [rename.id],
+      });
+      await withDriver(database, async (driver) => {
+        await driver.open([rekeyedTable!], { migrations: [rename, rekey] });
+        const listed = await driver.list(rekeyedTable!, { filters: [], orderBy: [] });
+        expect(listed.map((row) => row.record['code'])).toEqual(['A']);
+        expect(await driver.count(rekeyedTable!, { filters: [], deleted: 'only' })).toBe(1);
+      });
+      await expectLayoutOf(database, [rekeyedTable!]);
+    });
+
     it('switches history on without a migration, follows a renamed entity and deletes the versions when switched off (SPEC §13)', async () => {
       const fields = ['{name: id, type: STRING}', '{name: name, type: STRING}'];
       const plain = schema(entity('CUSTOMER', ['id'], fields));

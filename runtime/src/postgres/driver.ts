@@ -31,6 +31,7 @@ import {
   ChangeDrafter,
   ChangeListeners,
   committedChanges,
+  storedOp,
   type ChangeDraft,
 } from '../events/change.js';
 import { ReferenceGraph } from '../references.js';
@@ -242,14 +243,15 @@ ${PostgresOutbox.FIRST_SEQ}`;
     else await this.onDirectConnection(setUp);
     await this.router?.start();
     this.events = options.events !== false;
+    this.kept = new PostgresHistory(this.settings.schema, historyEntities(tables));
     const target = {
       schema: this.settings.schema,
       activityTable: this.activityTable,
       outbox: this.outbox,
       events: this.events,
+      history: this.kept,
     };
     for (const table of tables) this.tables.set(table.table, prepareTable(table, target));
-    this.kept = new PostgresHistory(this.settings.schema, historyEntities(tables));
     const graph = new ReferenceGraph(tables);
     this.references = graph.empty
       ? undefined
@@ -461,21 +463,25 @@ ${PostgresOutbox.FIRST_SEQ}`;
           if (written !== undefined && drafter !== undefined) this.appendNow(made, now);
           return written;
         });
-      } else if (keep) {
-        row = await this.atomically(async (client) => {
-          // The version first, so the event carries it; rolled back when the write did not happen.
-          const made = await this.kept.append(
-            client,
-            [state.recorder.draft('updated', record)],
-            now,
-            by,
-          );
-          drafts = drafter === undefined ? [] : this.outboxNow(made);
-          const written = (await client.query(query(drafts))).rows[0] as Row | undefined;
-          if (written === undefined) throw new NotWritten();
-          if (drafter !== undefined) this.appendNow(made, now);
-          return written;
-        });
+      } else if (keep && state.updateKept !== undefined) {
+        // One statement: the update, then its version kept and its event (none in an open
+        // transaction, which appends its events at its end) only if the update happened.
+        const made = state.recorder.draft('updated', record);
+        const appends = drafter !== undefined && this.scope.getStore() === undefined;
+        const text = appends ? state.updateKept.events : state.updateKept.quiet;
+        row = (
+          await this.run({
+            name: statementName(text),
+            text,
+            values: [...values, made.id, storedOp(made), by, made.record],
+            rowMode: 'array',
+          })
+        ).rows[0] as Row | undefined;
+        if (row !== undefined && drafter !== undefined) {
+          const versioned = [{ ...made, version: Number(row[2]) }];
+          drafts = this.outboxNow(versioned);
+          this.appendNow(versioned, now);
+        }
       } else {
         const made = drafter === undefined ? [] : [drafter.draft('updated', record)];
         drafts = this.outboxNow(made);

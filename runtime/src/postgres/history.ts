@@ -15,7 +15,7 @@ import {
   withVersions,
 } from '../history.js';
 import { qualify } from './schema.js';
-import { statementName } from './statements.js';
+import { statementName, type KeptParams } from './statements.js';
 
 /** Where the history lives and how its statements read. */
 export class PostgresHistory {
@@ -42,6 +42,26 @@ export class PostgresHistory {
   "record" TEXT NOT NULL,
   "time_ms" BIGINT NOT NULL,
   PRIMARY KEY ("entity", "record_id", "version")
+)`;
+  }
+
+  /**
+   * A CTE `"_eg_kept"` that keeps the next version of one record for each row of `guard` (a CTE
+   * with a row only when the write happened) and returns it as `"version"`: the history's `insert`
+   * as part of the write's own statement, so the write, its version and its event are one round
+   * trip. The last version is read from the statement's snapshot; the write's row lock (taken by
+   * `guard`, whose version check fails after any other write of the record) orders writers of one
+   * record. Parameters: the entity, the record's id, the op, by, the record and the time.
+   */
+  keptCte(guard: string, p: KeptParams): string {
+    const table = this.table;
+    return `"_eg_kept" AS (
+  INSERT INTO ${table} ("entity", "record_id", "version", "op", "by", "record", "time_ms")
+  SELECT ${p.entity}::TEXT, ${p.id}::TEXT, coalesce((SELECT "version" FROM ${table}
+     WHERE "entity" = ${p.entity}::TEXT AND "record_id" = ${p.id}::TEXT ORDER BY "version" DESC LIMIT 1), 0) + 1,
+         ${p.op}::TEXT, ${p.by}::TEXT, ${p.record}::TEXT, ${p.now}::BIGINT
+    FROM ${guard}
+  RETURNING "version"
 )`;
   }
 

@@ -97,6 +97,29 @@ ${PostgresOutbox.ARRIVALS}`;
   }
 
   /**
+   * A CTE `"_eg_events"` that queues the one change of a write whose version its history kept:
+   * one row per row of `kept` (a CTE returning the kept `"version"`), its op text `op#version`
+   * (`storedOp`). Parameters: the entity, the record's id, the op, the record and the time.
+   */
+  keptCte(
+    p: {
+      readonly entity: string;
+      readonly id: string;
+      readonly op: string;
+      readonly record: string;
+      readonly now: string;
+    },
+    kept: string,
+  ): string {
+    return `"_eg_events" AS (
+  INSERT INTO ${this.pendingTable} ("entity", "record_id", "op", "record", "time_ms")
+  SELECT ${p.entity}::TEXT, ${p.id}::TEXT, ${p.op}::TEXT || '#' || ${kept}."version", ${p.record}::TEXT, ${p.now}::BIGINT
+    FROM ${kept}
+  RETURNING "arrival"
+)`;
+  }
+
+  /**
    * The relay (relay.ts), one simple-protocol query of literals only: with the counter row locked
    * (until its commit), moves every committed queued change to the log, numbered from the counter
    * in arrival order; its one result is the (arrival, seq) of each change moved. The lock is taken

@@ -32,6 +32,13 @@ export interface TableState extends TableCodec {
   /** The insert of a list of at least `NUMBERED_INSERT` records, its changes numbered at once. */
   readonly insertNumbered: string;
   readonly update: string;
+  /**
+   * `update` of a `history` table that also keeps the record's next version (`"_eg_kept"`,
+   * history.ts) and, with `events`, queues its event carrying that version: one statement. Its row:
+   * the record's version, the arrivals (NULL without `events`), the kept version. Parameters those
+   * of `update` without the event arrays, then the record's id, the op, by and the record's text.
+   */
+  readonly updateKept: { readonly quiet: string; readonly events: string } | undefined;
   /** Deletes (on a `softDelete` table: marks deleted, `by` after `now`). */
   readonly delete: string;
   readonly deleteVersion: string;
@@ -63,11 +70,23 @@ export interface StatementTarget {
   readonly outbox: PostgresOutbox;
   /** Whether writes append change events. */
   readonly events: boolean;
+  /** The record history (SPEC §13): `PostgresHistory` (history.ts). */
+  readonly history: { keptCte(guard: string, p: KeptParams): string };
+}
+
+/** The parameters (placeholders) of the CTE that keeps a write's version (history.ts). */
+export interface KeptParams {
+  readonly entity: string;
+  readonly id: string;
+  readonly op: string;
+  readonly by: string;
+  readonly record: string;
+  readonly now: string;
 }
 
 /** The statements of one table. */
 export function prepareTable(descriptor: TableDescriptor, where: StatementTarget): TableState {
-  const { schema, activityTable, outbox, events } = where;
+  const { schema, activityTable, outbox, events, history } = where;
   const tableSql = qualify(schema, descriptor.table);
   const columns = descriptor.columns;
   const keyIndexes = descriptor.key.map((name) => columns.findIndex((c) => c.name === name));
@@ -148,20 +167,41 @@ ${insertTouch}`
   // $1…$n: fields; $n+1: now; then the key; then the expected version; then the entity; with
   // events, their arrays.
   const k = descriptor.key.length;
-  const update = `WITH "_eg_updated" AS (
+  const updateHead = `WITH "_eg_updated" AS (
 UPDATE ${tableSql} SET ${names.map((c, i) => `${c} = $${i + 1}`).join(', ')}, ${updated} = $${n + 1}, ${version} = ${version} + 1
  WHERE ${keyWhere(n + 2)} AND ${version} = $${n + 2 + k}
 RETURNING ${version}
 ), "_eg_touch" AS (
 ${touch('last_update_ms', '"_eg_updated"', `$${n + 3 + k}`, `$${n + 1}`)}
 RETURNING 1
-)${
+)`;
+  const update = `${updateHead}${
     events
       ? `, ${appendAfterTouch(n + 4 + k, `$${n + 3 + k}`, `$${n + 1}`)}
 SELECT ${version}, (${PostgresOutbox.ARRIVALS}) FROM "_eg_updated"`
       : `
 SELECT ${version} FROM "_eg_updated"`
   }`;
+  // With history: the version kept only when the update happened, the event only once kept.
+  const kept = {
+    entity: `$${n + 3 + k}`,
+    now: `$${n + 1}`,
+    id: `$${n + 4 + k}`,
+    op: `$${n + 5 + k}`,
+  };
+  const keptUpdate = (withEvents: boolean): string => `${updateHead}, ${history.keptCte(
+    '"_eg_updated"',
+    {
+      ...kept,
+      by: `$${n + 6 + k}`,
+      record: `$${n + 7 + k}`,
+    },
+  )}${withEvents ? `, ${outbox.keptCte({ ...kept, record: `$${n + 7 + k}` }, '"_eg_kept"')}` : ''}
+SELECT ${version}, ${withEvents ? `(${PostgresOutbox.ARRIVALS})` : 'NULL'}, (SELECT "version" FROM "_eg_kept") FROM "_eg_updated"`;
+  const updateKept =
+    descriptor.history === true
+      ? { quiet: keptUpdate(false), events: keptUpdate(true) }
+      : undefined;
   const lockVersion = `SELECT ${select} FROM ${tableSql} WHERE ${keyWhere(1)} AND ${version} = $${k + 1} FOR UPDATE`;
 
   // $1…$k: the key; [$k+1: expected version]; then entity and now (and, marking, by).
@@ -226,6 +266,7 @@ JOIN unnest(${keyColumns.map((_, i) => `$${i + 1}::TEXT[]`).join(', ')}) AS "_eg
     insert,
     insertNumbered,
     update,
+    updateKept,
     delete: remove(false, soft ? 'mark' : 'delete'),
     deleteVersion: remove(true, soft ? 'mark' : 'delete'),
     purge: remove(false, 'purge'),

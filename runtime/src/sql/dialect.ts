@@ -35,6 +35,12 @@ export interface SqlDialect {
   quoteIdentifier(name: string): string;
 
   /**
+   * The condition "not soft-deleted" on a `_eg_deleted_ms` column (SPEC §13); `coalescedLive`
+   * (soft-delete.ts) when absent.
+   */
+  live?(qualifiedColumn: string): string;
+
+  /**
    * The table `name` as a subquery's FROM names it (schema-qualified where the driver uses a
    * schema); the quoted name when absent.
    */

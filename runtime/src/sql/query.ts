@@ -191,7 +191,7 @@ function liveCondition(
   query: CountQuery,
 ): string | undefined {
   const column = `${dialect.quoteIdentifier(table.table)}.${dialect.quoteIdentifier(DELETED_AT_COLUMN)}`;
-  return deletedCondition(table, column, query.deleted);
+  return deletedCondition(table, column, query.deleted, dialect.live);
 }
 
 /** The WHERE condition of the filters, or `undefined` when there are none. */
@@ -345,7 +345,12 @@ function throughSql(
     : inner;
   const test = buildConditionSql(dialect, aliased, positive, params);
   // A soft-deleted target is absent (SPEC §13).
-  const live = deletedCondition(target, `${q(alias)}.${q(DELETED_AT_COLUMN)}`, undefined);
+  const live = deletedCondition(
+    target,
+    `${q(alias)}.${q(DELETED_AT_COLUMN)}`,
+    undefined,
+    dialect.live,
+  );
   const where = live === undefined ? `${join} AND ${test}` : `${join} AND ${live} AND ${test}`;
   return `${negated ? 'NOT ' : ''}EXISTS (SELECT 1 FROM ${from} AS ${q(alias)} WHERE ${where})`;
 }

@@ -66,6 +66,15 @@ export function sqliteJsonPath(path: readonly string[]): string {
 }
 
 /**
+ * "Not soft-deleted" in SQLite: `IS NULL` is one instruction per row, where PostgreSQL's
+ * `coalesce(…) < 0` (soft-delete.ts) costs SQLite several; a page by offset tests every row it
+ * skips, and SQLite's plans do not depend on statistics it does not have.
+ */
+export function sqliteLive(qualifiedColumn: string): string {
+  return `${qualifiedColumn} IS NULL`;
+}
+
+/**
  * SQLite specifics: `?` placeholders, DECIMAL compared through its shadow column (or
  * `eg_decimal_key()` inside JSON), booleans as 0/1, `json_extract` / `json_each` with bound
  * paths, `substr`/`instr` text tests, native NULL order (first ascending, last descending).
@@ -74,6 +83,7 @@ export const sqliteDialect: SqlDialect = {
   placeholder: () => '?',
   rowValues: true,
   quoteIdentifier,
+  live: sqliteLive,
 
   columnOperand(tableSql: string, column: ColumnDescriptor, mode: OperandMode): string {
     if (column.kind === 'decimal' && mode === 'compare') {

@@ -23,6 +23,7 @@ import {
 import { quoteIdentifier } from '../sql/dialect.js';
 import { DELETED_AT_COLUMN, deletedCondition } from '../soft-delete.js';
 import type { TableLayout } from './schema.js';
+import { sqliteLive } from './dialect.js';
 import type { Row, SharedStatements, Statement } from './statements.js';
 
 /** What the references need of one table's prepared statements. */
@@ -238,6 +239,7 @@ export class SqliteReferences {
           link.source,
           `${layout.tableSql}.${quoteIdentifier(DELETED_AT_COLUMN)}`,
           undefined,
+          sqliteLive,
         );
         statement = this.db.prepare(
           `SELECT count(*) FROM ${layout.tableSql} WHERE ${where}${live === undefined ? '' : ` AND ${live}`}`,
