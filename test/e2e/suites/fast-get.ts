@@ -284,6 +284,7 @@ export function describeFastGetSuite(
         ['count=true', '/data/product?count=true', 200],
         ['expand=', '/data/product?expand=category', 200],
         ['a dotted fields= path', '/data/product?fields=dimensions.width', 200],
+        ['a full-text search (q=)', '/data/product?q=product%20p', 200],
         ['a trailing slash', '/data/product/', 200],
         ['a single-record entity', '/data/shop_settings', 200],
         ['an unknown entity', '/data/nothing', 404],
@@ -310,6 +311,7 @@ export function describeFastGetSuite(
       it.each([
         ['an invalid limit', '/entity/product/recordCounts?limit=0', 400],
         ['an unknown field', '/entity/product/recordCounts?nope=1', 400],
+        ['a full-text search (q=)', '/entity/product/recordCounts?q=p1', 200],
         ['another spelling of the path', '/entity/product/recordcounts', 200],
         ['an unknown entity', '/entity/nothing/recordCounts', 404],
       ])('leaves a count with %s to the Koa pipeline', async (_what, path, status) => {
