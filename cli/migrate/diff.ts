@@ -9,7 +9,6 @@ import type { EntityModel, FieldModel, SchemaModel } from '../model/types.js';
 import type { SourcePosition } from '../schema/types.js';
 import type { MigrationDiagnosticCode } from './codes.js';
 import { classifyConversion, type Conversion } from './conversions.js';
-import { declaredIndexes } from './tables.js';
 
 /** A column that exists before and after (possibly renamed, converted or re-required). */
 export interface KeptField {
@@ -91,6 +90,17 @@ export function searchRebuilt(diff: Extract<EntityDiff, { kind: 'alter' }>): boo
         field.old.required !== field.new.required ||
         (field.conversion !== undefined && field.conversion.change.op !== 'identity')),
   );
+}
+
+/** The composite indexes an entity declares, as written (`[category, -price]`). */
+export function declaredIndexes(entity: EntityModel): string[] {
+  return [
+    ...(entity.table.indexes ?? []).map(
+      (columns) =>
+        `[${columns.map(({ column, descending }) => (descending ? `-${column}` : column)).join(', ')}]`,
+    ),
+    ...(entity.table.unique ?? []).map((fields) => `unique [${fields.join(', ')}]`),
+  ];
 }
 
 /** Whether the declared composite indexes differ (a renamed field's index counts as changed). */

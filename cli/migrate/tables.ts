@@ -98,17 +98,6 @@ export function rebuiltIndexes(ddl: DialectDdl, table: TableDescriptor): string[
   ];
 }
 
-/** The composite indexes an entity declares, as written (`[category, -price]`). */
-export function declaredIndexes(entity: EntityModel): string[] {
-  return [
-    ...(entity.table.indexes ?? []).map(
-      (columns) =>
-        `[${columns.map(({ column, descending }) => (descending ? `-${column}` : column)).join(', ')}]`,
-    ),
-    ...(entity.table.unique ?? []).map((fields) => `unique [${fields.join(', ')}]`),
-  ];
-}
-
 /**
  * The statements that add or drop the columns marking soft-deleted records (SPEC §13) when
  * `softDelete` is switched on or off; switched off, the soft-deleted records are purged first.

@@ -179,9 +179,10 @@ export class RetryingOpenDriver implements StorageDriver {
   }
 
   /** The wrapped driver's secret; a driver without secrets gets a fresh one each call. */
-  secret(name: string, create: () => string): Promise<string> {
+  async secret(name: string, create: () => string): Promise<string> {
+    // Async, as every driver call: before the storage is ready it rejects, never throws.
     const inner = this.check();
-    return inner.secret === undefined ? Promise.resolve(create()) : inner.secret(name, create);
+    return inner.secret === undefined ? create() : inner.secret(name, create);
   }
 
   async close(): Promise<void> {

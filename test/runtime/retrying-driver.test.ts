@@ -106,6 +106,13 @@ describe('RetryingOpenDriver', () => {
       expect(isStorageUnavailableError(failure), name).toBe(true);
     }
     await expect(wrapper.changes!.read(0, 10)).rejects.toThrow(StorageUnavailableError);
+    // The service asks for its cursor key at start: a rejection it retries, never a throw that
+    // would stop the service from starting while the storage is down.
+    let pending: Promise<string> | undefined;
+    expect(() => {
+      pending = wrapper.secret('cursor', () => 'x');
+    }).not.toThrow();
+    await expect(pending).rejects.toThrow(StorageUnavailableError);
     expect(calls).toEqual([]);
     await wrapper.close();
   });

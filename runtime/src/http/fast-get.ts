@@ -404,13 +404,20 @@ class FastGet {
 
   /** Asks for the service's cursor key, kept once known (see `cursorKey`). */
   private fetchCursorKey(data: DataContext): void {
-    data.cursorKey?.().then(
-      (key) => {
-        this.cursorKey = key;
+    let key: Promise<string> | undefined;
+    try {
+      key = data.cursorKey?.();
+    } catch {
+      return; // the storage is not there yet: the next list asks again
+    }
+    key?.then(
+      (value) => {
+        this.cursorKey = value;
       },
       () => undefined, // the storage is not there yet: the next list asks again
     );
   }
+
 
   /** The parsed list request of a query string (kept, see `pages`), or `false` for the pipeline. */
   private listPlan(
