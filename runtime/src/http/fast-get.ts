@@ -286,36 +286,22 @@ class FastGet {
     if (driver.listTextsNow === undefined || driver.readAfter === true) return false;
     if (this.options.logger.isLevelEnabled('debug')) return false;
     if (this.options.customRoute?.(path) === true) return false;
-    const cursorKey = this.cursorKey;
-    if (cursorKey === undefined) {
-      this.fetchCursorKey(lists.data);
-      return false;
-    }
+    const cursorKey = this.readyCursorKey(lists.data);
+    if (cursorKey === undefined) return false;
     const querystring = query < 0 ? '' : url.slice(query + 1);
     const plan = this.listPlan(entity, querystring, lists.data, cursorKey);
     if (plan === false) return false;
     const { definition } = entity;
-    let body: string;
-    try {
+    return this.answerWith(req, res, () => {
       const pageSize = plan.request.limit ?? plan.request.cap;
-      const texts = driver.listTextsNow(definition.table, plan.query, pageSize - 1, plan.fields);
+      const texts = driver.listTextsNow?.(definition.table, plan.query, pageSize - 1, plan.fields);
       if (texts === undefined) {
         // Read elsewhere (a reader thread): this query string is the pipeline's from now on.
         if (plan.request.after === undefined) this.keepPage(entity, querystring, false);
-        return false;
+        return undefined;
       }
-      body = textPageBody(definition, plan.request, texts, cursorKey);
-      res.writeHead(200, {
-        ...this.commonHeaders(req),
-        'Content-Type': 'application/json; charset=utf-8',
-        'Content-Length': Buffer.byteLength(body),
-      });
-    } catch {
-      return false; // a storage error or an open transaction: the pipeline answers
-    }
-    this.options.tracker.answered();
-    res.end(body);
-    return true;
+      return textPageBody(definition, plan.request, texts, cursorKey);
+    });
   }
 
   /**
@@ -340,30 +326,48 @@ class FastGet {
     if (entity === undefined || segment.includes('%') || UNUSUAL_PATH.test(url)) return false;
     if (this.options.logger.isLevelEnabled('debug')) return false;
     if (this.options.customRoute?.(path) === true) return false;
-    const cursorKey = this.cursorKey;
-    if (cursorKey === undefined) {
-      this.fetchCursorKey(lists.data);
-      return false;
-    }
+    const cursorKey = this.readyCursorKey(lists.data);
+    if (cursorKey === undefined) return false;
     const querystring = query < 0 ? '' : url.slice(query + 1);
     const plan = this.countPlan(entity, querystring, lists.data, cursorKey);
     if (plan === false) return false;
-    let body: string;
+    return this.answerWith(req, res, () => {
+      const count = driver.countNow?.(entity.definition.table, plan);
+      // Counted in a reader: the pipeline's.
+      return count === undefined ? undefined : `{"status":"success","data":{"count":${count}}}`;
+    });
+  }
+
+  /**
+   * Sends the JSON body `read` gives as a 200 in this tick; `false` (nothing sent) when it gives
+   * none or throws (a storage error or an open transaction: the pipeline answers).
+   */
+  private answerWith(
+    req: IncomingMessage,
+    res: ServerResponse,
+    read: () => string | undefined,
+  ): boolean {
+    let body: string | undefined;
     try {
-      const count = driver.countNow(entity.definition.table, plan);
-      if (count === undefined) return false; // counted in a reader: the pipeline's
-      body = `{"status":"success","data":{"count":${count}}}`;
+      body = read();
+      if (body === undefined) return false;
       res.writeHead(200, {
         ...this.commonHeaders(req),
         'Content-Type': 'application/json; charset=utf-8',
         'Content-Length': Buffer.byteLength(body),
       });
     } catch {
-      return false; // a storage error or an open transaction: the pipeline answers
+      return false;
     }
     this.options.tracker.answered();
     res.end(body);
     return true;
+  }
+
+  /** The cursor key once known; until then asks for it and gives `undefined` (the pipeline's). */
+  private readyCursorKey(data: DataContext): string | undefined {
+    if (this.cursorKey === undefined) this.fetchCursorKey(data);
+    return this.cursorKey;
   }
 
   /** The count query of a query string (kept, see `counts`), or `false` for the pipeline. */
@@ -417,7 +421,6 @@ class FastGet {
       () => undefined, // the storage is not there yet: the next list asks again
     );
   }
-
 
   /** The parsed list request of a query string (kept, see `pages`), or `false` for the pipeline. */
   private listPlan(
