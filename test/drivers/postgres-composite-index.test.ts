@@ -1,50 +1,12 @@
-/**
- * Composite indexes (entity-level `indexes:`) on PostgreSQL: the driver creates them, and a
- * filtered, sorted page — first page, keyset continuation, either direction — is read from the
- * declared index with no Sort node in `EXPLAIN`, returning exactly the page a table without the
- * index returns. The table is large enough (and ANALYZEd) that the planner's choice means
- * something. Runs when `TEST_DATABASE_URL` names a PostgreSQL database.
- */
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { describeWith, POSTGRES } from '../helpers/environment.js';
 import type { KeyValue, ListQuery, TableDescriptor } from '../../runtime/src/driver.js';
-import { PostgresDriver } from '../../runtime/src/postgres/index.js';
+import { indexedTables } from '../helpers/pg-indexed-tables.js';
 import { INDEXED, PLAIN, record, ROWS } from './composite-index-fixture.js';
 
 describeWith(POSTGRES, 'PostgreSQL composite indexes', (url) => {
-  const schema = `eg_test_${process.pid}_${randomBytes(4).toString('hex')}_cidx`;
-  const admin = async <T>(fn: (client: pg.Client) => Promise<T>): Promise<T> => {
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
-      return await fn(client);
-    } finally {
-      await client.end();
-    }
-  };
-
-  let driver: PostgresDriver;
-
-  beforeAll(async () => {
-    driver = new PostgresDriver({ url, env: {}, schema, poolMax: 2 });
-    await driver.open([INDEXED, PLAIN]);
-    const records = Array.from({ length: ROWS }, (_, i) => record(i));
-    for (let from = 0; from < ROWS; from += 5_000) {
-      await driver.insert(INDEXED, records.slice(from, from + 5_000), 1);
-      await driver.insert(PLAIN, records.slice(from, from + 5_000), 1);
-    }
-    await admin(async (client) => {
-      await client.query(`ANALYZE "${schema}"."product"`);
-      await client.query(`ANALYZE "${schema}"."product_plain"`);
-    });
-  });
-
-  afterAll(async () => {
-    await driver?.close();
-    await admin((client) => client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`));
-  });
+  const tables = indexedTables(url, 'cidx', { indexed: INDEXED, plain: PLAIN }, ROWS, record);
+  const { schema, admin } = tables;
 
   it('creates each declared index with the key appended and the listing’s NULL order', async () => {
     const definitions = await admin(async (client) => {
@@ -71,7 +33,7 @@ describeWith(POSTGRES, 'PostgreSQL composite indexes', (url) => {
     const pages: string[][] = [];
     let after: (KeyValue | null)[] | undefined;
     for (;;) {
-      const page = await driver.list(table, { ...query, ...(after ? { after } : {}) });
+      const page = await tables.driver().list(table, { ...query, ...(after ? { after } : {}) });
       if (page.length === 0) return pages;
       pages.push(page.map((r) => r.record['code'] as string));
       const last = page.at(-1)!.record;
@@ -136,7 +98,7 @@ describeWith(POSTGRES, 'PostgreSQL composite indexes', (url) => {
       ['first page', query],
       ['keyset next page', { ...query, after: cursor }],
     ] as const) {
-      const plan = (await driver.explainList(INDEXED, q)).join('\n');
+      const plan = (await tables.driver().explainList(INDEXED, q)).join('\n');
       expect(plan, `${what}:\n${plan}`).not.toMatch(/\bSort\b/);
       expect(plan, `${what}:\n${plan}`).toMatch(
         new RegExp(`Index Scan (Backward )?using ${index}`),
@@ -145,8 +107,8 @@ describeWith(POSTGRES, 'PostgreSQL composite indexes', (url) => {
     const pages = await allPages(INDEXED, query);
     expect(pages.length).toBeGreaterThan(2);
     expect(pages).toEqual(await allPages(PLAIN, query));
-    const cursorPage = await driver.list(INDEXED, { ...query, after: cursor });
-    const plainPage = await driver.list(PLAIN, { ...query, after: cursor });
+    const cursorPage = await tables.driver().list(INDEXED, { ...query, after: cursor });
+    const plainPage = await tables.driver().list(PLAIN, { ...query, after: cursor });
     expect(cursorPage.map((r) => r.record)).toEqual(plainPage.map((r) => r.record));
   });
 });
