@@ -345,7 +345,7 @@ function readFieldExtras(
   const indexEntry = entryOf(map, 'index');
   const index = indexEntry === undefined ? undefined : readIndex(indexEntry, label, reporter);
   if (index === true && indexEntry !== undefined) {
-    checkIndexable(indexEntry, label, place, type, reporter);
+    checkIndexable(indexEntry, label, place, type, reporter, ['index', 'indexed', 'INVALID_INDEX']);
   } else if (index === 'ci' && indexEntry !== undefined) {
     checkCiIndexable(indexEntry, label, place, type, reporter);
   }
@@ -353,7 +353,11 @@ function readFieldExtras(
   const uniqueEntry = entryOf(map, 'unique');
   const unique = uniqueEntry === undefined ? undefined : readBoolean(uniqueEntry);
   if (unique === true && uniqueEntry !== undefined) {
-    checkUniqueable(uniqueEntry, label, place, type, reporter);
+    checkIndexable(uniqueEntry, label, place, type, reporter, [
+      'unique',
+      'unique',
+      'INVALID_UNIQUE',
+    ]);
   }
   assignDefined(extras, 'unique', unique);
   const generatedEntry = entryOf(map, 'generated');
@@ -417,40 +421,26 @@ function readBooleanEntry(map: MapNode, key: string): boolean | undefined {
   return entry === undefined ? undefined : readBoolean(entry);
 }
 
-/** `unique: true` needs a top-level field (a table column) of a type an index can hold. */
-function checkUniqueable(
-  entry: MapEntry,
-  label: string,
-  place: ListPlace,
-  type: FieldType | undefined,
-  reporter: Reporter,
-): void {
-  if (!place.topLevel) {
-    const message = `${capitalize(label)} cannot be unique: only top-level fields (table columns) can have unique: true`;
-    reporter.report(entry.value.position, 'INVALID_UNIQUE', message);
-  } else if (type !== undefined && NOT_INDEXABLE.has(type)) {
-    const message =
-      `${capitalize(label)} has type ${type}, which cannot be unique; ` +
-      `unique: true is for scalar types (not ${[...NOT_INDEXABLE].join(', ')})`;
-    reporter.report(entry.value.position, 'INVALID_UNIQUE', message);
-  }
-}
-
+/**
+ * `index: true` and `unique: true` need a top-level field (a table column) of a type an index can
+ * hold: `key` names the option, `verb` what it does to the field in the message.
+ */
 function checkIndexable(
   entry: MapEntry,
   label: string,
   place: ListPlace,
   type: FieldType | undefined,
   reporter: Reporter,
+  [key, verb, code]: readonly ['index' | 'unique', string, 'INVALID_INDEX' | 'INVALID_UNIQUE'],
 ): void {
   if (!place.topLevel) {
-    const message = `${capitalize(label)} cannot be indexed: only top-level fields (table columns) can have index: true`;
-    reporter.report(entry.value.position, 'INVALID_INDEX', message);
+    const message = `${capitalize(label)} cannot be ${verb}: only top-level fields (table columns) can have ${key}: true`;
+    reporter.report(entry.value.position, code, message);
   } else if (type !== undefined && NOT_INDEXABLE.has(type)) {
     const message =
-      `${capitalize(label)} has type ${type}, which cannot be indexed; ` +
-      `index: true is for scalar types (not ${[...NOT_INDEXABLE].join(', ')})`;
-    reporter.report(entry.value.position, 'INVALID_INDEX', message);
+      `${capitalize(label)} has type ${type}, which cannot be ${verb}; ` +
+      `${key}: true is for scalar types (not ${[...NOT_INDEXABLE].join(', ')})`;
+    reporter.report(entry.value.position, code, message);
   }
 }
 
