@@ -112,6 +112,51 @@ describeWith(POSTGRES, 'PostgreSQL driver', (url) => {
       });
     });
 
+    it('lets other writers of an entity go on while a transaction writes it, and folds its activity in at the commit', async () => {
+      const before = (await driver.activity()).ITEMS;
+      let release = (): void => undefined;
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let wrote = (): void => undefined;
+      const written = new Promise<void>((resolve) => {
+        wrote = resolve;
+      });
+      const open = driver.transaction(async () => {
+        await driver.insert(ITEMS, [{ id: 'tx-a', qty: 1 }], 5_000_000);
+        await driver.update(ITEMS, ['tx-a'], { id: 'tx-a', qty: 2 }, 1, 5_000_001);
+        wrote();
+        await held;
+      });
+      await written;
+      // With the transaction open (and its writes of ITEMS done), a write of ITEMS outside it
+      // does not wait for its commit; its own activity is there at once.
+      await driver.insert(ITEMS, [{ id: 'tx-b', qty: 1 }], 4_000_000);
+      expect((await driver.activity()).ITEMS?.lastCreate).toBe(
+        Math.max(4_000_000, before?.lastCreate ?? 0),
+      );
+      release();
+      await open;
+      const after = await driver.activity();
+      expect(after.ITEMS?.lastCreate).toBe(5_000_000);
+      expect(after.ITEMS?.lastUpdate).toBe(Math.max(5_000_001, before?.lastUpdate ?? 0));
+      expect(Object.keys(after).filter((entity) => entity.includes('#'))).toEqual([]);
+      const rows = await admin(
+        async (client) =>
+          (await client.query(`SELECT "entity" FROM "${schema}"."_eg_activity"`)).rows,
+      );
+      expect(rows.map((row: { entity: string }) => row.entity)).toEqual(['ITEMS']);
+
+      // A transaction that fails leaves no activity behind.
+      await expect(
+        driver.transaction(async () => {
+          await driver.insert(ITEMS, [{ id: 'tx-c', qty: 1 }], 6_000_000);
+          throw new Error('rolled back');
+        }),
+      ).rejects.toThrow('rolled back');
+      expect((await driver.activity()).ITEMS?.lastCreate).toBe(5_000_000);
+    });
+
     it('uses its own schema and quoted identifiers', async () => {
       await driver.insert(ITEMS, [{ id: 'q1', camelCase: 'Mixed' }], 1);
       const columns = await admin(

@@ -68,7 +68,10 @@ describe('kill -9 during batches', () => {
             timeoutMs: 60_000,
           }).catch(() => undefined);
           if (response?.status === 200) acknowledged.add(batch);
-          else if (!killed) throw new Error(`batch ${batch} failed: ${response?.text}`);
+          else if (!killed)
+            throw new Error(
+              `batch ${batch} failed: ${response?.text}\nservice log:\n${first.logs.join('').slice(-4000)}`,
+            );
         }
       };
       const running = [client(), client()];

@@ -61,7 +61,13 @@ import {
 } from './schema.js';
 import { setUpDatabase } from './setup.js';
 import { PostgresReferences, type CascadeDrafts } from './references.js';
-import { prepareTable, qualifyFrom, statementName, type TableState } from './statements.js';
+import {
+  foldActivitySql,
+  prepareTable,
+  qualifyFrom,
+  statementName,
+  type TableState,
+} from './statements.js';
 import { checkTime, keyParams, normalizeKey, toParam, toStored, type Row } from './values.js';
 
 export type { PostgresDriverOptions } from './options.js';
@@ -97,6 +103,8 @@ export class PostgresDriver implements StorageDriver {
 
   private readonly pool: pg.Pool;
   private readonly tables = new Map<string, TableState>();
+  /** The statements of writes inside `transaction` (statements.ts, `TRANSACTION_ACTIVITY`). */
+  private readonly transactionTables = new Map<string, TableState>();
   private closed = false;
   private readonly activityTable: string;
   private readonly activitySql: string;
@@ -125,6 +133,8 @@ export class PostgresDriver implements StorageDriver {
   private readonly scope = new AsyncLocalStorage<OpenTransaction>();
   /** Appends a transaction's held-back change events of one entity, numbered at once. */
   private readonly numberedSql: string;
+  /** Folds a transaction's own `_eg_activity` rows into its entities' rows before the commit. */
+  private foldSql = '';
   /** The versions kept of `history` tables (SPEC §13). */
   private kept: PostgresHistory = new PostgresHistory(undefined, new Set());
 
@@ -167,7 +177,7 @@ export class PostgresDriver implements StorageDriver {
       onIdleError?.(error);
     });
     this.activityTable = qualify(settings.schema, ACTIVITY_TABLE);
-    this.activitySql = `SELECT "entity", "last_create_ms", "last_update_ms", "last_delete_ms" FROM ${this.activityTable}`;
+    this.activitySql = `SELECT "entity", "last_create_ms", "last_update_ms", "last_delete_ms" FROM ${this.activityTable} WHERE position('#' IN "entity") = 0`;
     this.outbox = new PostgresOutbox(settings.schema);
     const outbox = this.outbox;
     this.numberedSql = `WITH ${outbox.numberedCtes({ ids: '$1', ops: '$2', records: '$3', entity: '$4', now: '$5' })}
@@ -251,7 +261,14 @@ ${PostgresOutbox.FIRST_SEQ}`;
       events: this.events,
       history: this.kept,
     };
-    for (const table of tables) this.tables.set(table.table, prepareTable(table, target));
+    for (const table of tables) {
+      this.tables.set(table.table, prepareTable(table, target));
+      this.transactionTables.set(
+        table.table,
+        prepareTable(table, { ...target, inTransaction: true }),
+      );
+    }
+    this.foldSql = foldActivitySql(this.activityTable);
     const graph = new ReferenceGraph(tables);
     this.references = graph.empty
       ? undefined
@@ -870,6 +887,7 @@ ${PostgresOutbox.FIRST_SEQ}`;
     if (this.closed) return;
     this.closed = true;
     this.tables.clear();
+    this.transactionTables.clear();
     this.relay.stop();
     await this.router?.close();
     await this.listener?.stop();
@@ -907,9 +925,11 @@ ${PostgresOutbox.FIRST_SEQ}`;
     return this.kept.entities.has(table.entity);
   }
 
+  /** The statements of `table`, those for writes inside a transaction when one is open. */
   private state(table: TableDescriptor): TableState {
     this.checkOpen();
-    const state = this.tables.get(table.table);
+    const tables = this.scope.getStore() === undefined ? this.tables : this.transactionTables;
+    const state = tables.get(table.table);
     if (state === undefined)
       throw new Error(`PostgreSQL driver: table ${table.table} was not passed to open()`);
     return state;
@@ -946,6 +966,7 @@ ${PostgresOutbox.FIRST_SEQ}`;
     const done = await inTransaction(this.pool, async (client) => {
       const open: OpenTransaction = { client, events: [] };
       const result = await this.scope.run(open, work);
+      await client.query({ name: statementName(this.foldSql), text: this.foldSql });
       const numbered: { drafts: ChangeDraft[]; first: number; now: number }[] = [];
       for (const { entity, drafts, now } of open.events) {
         if (drafts.length === 0) continue;

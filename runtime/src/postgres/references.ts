@@ -31,7 +31,7 @@ import {
 } from '../references.js';
 import { PostgresOutbox } from './outbox.js';
 import { castType, CREATED_COLUMN, quoteIdent, UPDATED_COLUMN, VERSION_COLUMN } from './schema.js';
-import { statementName, type TableState } from './statements.js';
+import { TRANSACTION_ACTIVITY, statementName, type TableState } from './statements.js';
 import { keyParams, normalizeKey, toParam, toStored, type Row } from './values.js';
 
 /** The change drafts a cascade made, per entity (the outbox appends one entity at a time). */
@@ -151,7 +151,7 @@ export class PostgresReferences {
           soft ? [...keyParams(state, key), now, by] : keyParams(state, key),
         );
         if (deleted.rows.length === 0) continue; // deleted earlier in this cascade
-        await this.touch(client, link.source.entity, 'last_delete_ms', now);
+        await this.touch(client, state, 'last_delete_ms', now);
         add(drafts, link.source.entity, this.drafter(link.source).draft('deleted', before, soft));
         await this.afterDelete(client, link.source, before, now, by, drafts);
       }
@@ -247,7 +247,7 @@ export class PostgresReferences {
           add(drafts, source.entity, drafter.draft('updated', after));
         }
       }
-      await this.touch(client, source.entity, 'last_update_ms', now);
+      await this.touch(client, state, 'last_update_ms', now);
     }
   }
 
@@ -362,18 +362,20 @@ FOR SHARE OF "_eg_t"`
     return text;
   }
 
+  /** Touches the activity of `state`'s entity (its transaction's own row inside a transaction). */
   private async touch(
     client: pg.PoolClient,
-    entity: string,
+    state: TableState,
     column: 'last_update_ms' | 'last_delete_ms',
     now: number,
   ): Promise<void> {
     const a = this.activityTable;
+    const entity = state.inTransaction ? `$1::TEXT || ${TRANSACTION_ACTIVITY}` : '$1::TEXT';
     await this.query(
       client,
-      `INSERT INTO ${a} ("entity", "${column}") VALUES ($1::TEXT, $2::BIGINT)
+      `INSERT INTO ${a} ("entity", "${column}") VALUES (${entity}, $2::BIGINT)
 ON CONFLICT ("entity") DO UPDATE SET "${column}" = GREATEST(COALESCE(${a}."${column}", EXCLUDED."${column}"), EXCLUDED."${column}")`,
-      [entity, now],
+      [state.descriptor.entity, now],
     );
   }
 

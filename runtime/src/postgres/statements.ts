@@ -2,6 +2,12 @@
  * The statements of the PostgreSQL driver, one set per table: each write is one statement (a
  * data-modifying CTE) that also touches `_eg_activity` and, with events on, appends its change
  * events to the outbox (outbox.ts). Fixed statements run as named prepared statements.
+ *
+ * Inside a transaction of several writes (a batch, an upsert of a list, a change by filter) the
+ * writes touch a row of `_eg_activity` of their own transaction instead (`TRANSACTION_ACTIVITY`),
+ * folded into the entity's row just before the commit (`foldActivitySql`): the entity's row is
+ * then locked only from that fold to the commit, not for the whole transaction, so concurrent
+ * writers of the entity do not wait for a long batch (nor time out waiting).
  */
 import type { TableDescriptor } from '../driver.js';
 import { DELETED_AT_COLUMN, DELETED_BY_COLUMN } from '../soft-delete.js';
@@ -20,8 +26,32 @@ import {
 } from './schema.js';
 import type { TableCodec } from './values.js';
 
+/**
+ * The suffix of the `_eg_activity` row a write inside a transaction touches: `<entity>#<txid>`,
+ * private to the transaction (no other one writes or waits on it) and folded before its commit.
+ */
+export const TRANSACTION_ACTIVITY = `'#' || txid_current()::TEXT`;
+
+/**
+ * Folds the open transaction's own `_eg_activity` rows (`TRANSACTION_ACTIVITY`) into the rows of
+ * their entities, keeping the latest time of each kind, and deletes them.
+ */
+export function foldActivitySql(activityTable: string): string {
+  const latest = (column: string): string =>
+    `"${column}" = GREATEST(${activityTable}."${column}", EXCLUDED."${column}")`;
+  return `WITH "_eg_mine" AS (
+  DELETE FROM ${activityTable} WHERE "entity" LIKE '%' || ${TRANSACTION_ACTIVITY}
+  RETURNING split_part("entity", '#', 1) AS "entity", "last_create_ms", "last_update_ms", "last_delete_ms"
+)
+INSERT INTO ${activityTable} ("entity", "last_create_ms", "last_update_ms", "last_delete_ms")
+SELECT "entity", max("last_create_ms"), max("last_update_ms"), max("last_delete_ms") FROM "_eg_mine" GROUP BY "entity"
+ON CONFLICT ("entity") DO UPDATE SET ${['last_create_ms', 'last_update_ms', 'last_delete_ms'].map(latest).join(', ')}`;
+}
+
 /** Prepared-statement texts and value codecs of one table. */
 export interface TableState extends TableCodec {
+  /** Whether its writes touch the transaction's own `_eg_activity` row (`TRANSACTION_ACTIVITY`). */
+  readonly inTransaction: boolean;
   /** Schema-qualified quoted table name. */
   readonly tableSql: string;
   readonly dialect: SqlDialect;
@@ -72,6 +102,8 @@ export interface StatementTarget {
   readonly events: boolean;
   /** The record history (SPEC §13): `PostgresHistory` (history.ts). */
   readonly history: { keptCte(guard: string, p: KeptParams): string };
+  /** Statements for writes inside a transaction (`TRANSACTION_ACTIVITY`). */
+  readonly inTransaction?: boolean;
 }
 
 /** The parameters (placeholders) of the CTE that keeps a write's version (history.ts). */
@@ -87,6 +119,7 @@ export interface KeptParams {
 /** The statements of one table. */
 export function prepareTable(descriptor: TableDescriptor, where: StatementTarget): TableState {
   const { schema, activityTable, outbox, events, history } = where;
+  const inTransaction = where.inTransaction === true;
   const tableSql = qualify(schema, descriptor.table);
   const columns = descriptor.columns;
   const keyIndexes = descriptor.key.map((name) => columns.findIndex((c) => c.name === name));
@@ -103,7 +136,7 @@ export function prepareTable(descriptor: TableDescriptor, where: StatementTarget
   const keyWhere = (first: number): string =>
     descriptor.key.map((k, i) => `${quoteIdent(k)} = $${first + i}`).join(' AND ');
   const touch = (column: string, source: string, entity: string, now: string): string =>
-    `INSERT INTO ${activityTable} ("entity", "${column}") SELECT ${entity}::TEXT, ${now}::BIGINT FROM ${source}
+    `INSERT INTO ${activityTable} ("entity", "${column}") SELECT ${entity}::TEXT${inTransaction ? ` || ${TRANSACTION_ACTIVITY}` : ''}, ${now}::BIGINT FROM ${source}
 ON CONFLICT ("entity") DO UPDATE SET "${column}" =
   GREATEST(COALESCE(${activityTable}."${column}", EXCLUDED."${column}"), EXCLUDED."${column}")`;
 
@@ -256,6 +289,7 @@ JOIN unnest(${keyColumns.map((_, i) => `$${i + 1}::TEXT[]`).join(', ')}) AS "_eg
   }`;
 
   return {
+    inTransaction,
     descriptor,
     tableSql,
     columns,
