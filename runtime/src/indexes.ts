@@ -164,20 +164,45 @@ function hash(text: string): string {
 }
 
 /**
- * Whether a composite index serves this list and bounds what it reads (see docs/api.md, "Composite
+ * The indexes whose entries end with the key on an engine that keeps a table in its key's order and
+ * appends the key to every index entry (SQLite's `WITHOUT ROWID` tables): the primary key itself,
+ * and each single-field index (`index: true`) as its field, then the key, all ascending.
+ */
+function keyOrderedIndexes(table: TableDescriptor): { column: string; descending: boolean }[][] {
+  const ascending = (column: string): { column: string; descending: boolean } => ({
+    column,
+    descending: false,
+  });
+  const key = table.key.map(ascending);
+  return [
+    key,
+    ...table.columns
+      .filter((c) => c.indexed && c.kind !== 'json' && table.key[0] !== c.name)
+      .map((c) => [ascending(c.name), ...key.filter((k) => k.column !== c.name)]),
+  ];
+}
+
+/**
+ * Whether an index serves this list and bounds what it reads (see docs/api.md, "Composite
  * indexes"): every filter is one equality on a top-level field, those fields are the index's first
  * columns, the full order (`orderBy`, then the key) is the rest of the index in its direction or
  * all reversed, a cursor seeks (every sort field required, so its values are present), and the
  * page reads at most `maxRows` index entries (offset + limit). Such a page costs about what its
  * rows cost, whatever the table's size.
+ *
+ * The indexes are the composite ones; with `keyOrdered`, also the primary key and the single-field
+ * indexes of an engine whose index entries end with the key (`keyOrderedIndexes`).
  */
 export function indexBoundsList(
   table: TableDescriptor,
   query: ListQuery,
   maxRows: number,
+  options: { readonly keyOrdered?: boolean } = {},
 ): boolean {
   if (query.limit === undefined || (query.offset ?? 0) + query.limit > maxRows) return false;
-  if (query.search !== undefined) return false;
+  // A search, a filter expression or only the deleted records may skip any number of entries.
+  if (query.search !== undefined || query.expression !== undefined || query.deleted === 'only')
+    return false;
   if (keyLookup(table, query)) return true;
   const fixed = new Set<string>();
   for (const group of query.filters) {
@@ -211,15 +236,19 @@ export function indexBoundsList(
         return false;
     }
   }
-  return compositeIndexes(table).some(({ columns }) => {
+  const candidates = compositeIndexes(table).map(({ columns }) =>
+    columns.map(({ column, descending }) => ({ column: column.name, descending })),
+  );
+  if (options.keyOrdered === true) candidates.push(...keyOrderedIndexes(table));
+  return candidates.some((columns) => {
     if (columns.length !== fixed.size + order.length) return false;
-    for (let i = 0; i < fixed.size; i++) if (!fixed.has(columns[i]!.column.name)) return false;
+    for (let i = 0; i < fixed.size; i++) if (!fixed.has(columns[i]!.column)) return false;
     const rest = columns.slice(fixed.size);
     if (rest.length === 0) return true;
     const reversed = rest[0]!.descending !== order[0]!.descending;
     return rest.every(
       (column, i) =>
-        column.column.name === order[i]!.column &&
+        column.column === order[i]!.column &&
         (column.descending !== order[i]!.descending) === reversed,
     );
   });

@@ -266,7 +266,9 @@ describe('listTextsNow', () => {
     const file = join(dir, 'now.db');
     const table: TableDescriptor = {
       ...TABLE,
-      columns: TABLE.columns.filter((c) => c.name !== '__proto__'),
+      columns: TABLE.columns
+        .filter((c) => c.name !== '__proto__')
+        .map((c) => (c.name === 'price' ? { ...c, indexed: true } : c)),
       indexes: [
         [
           { column: 'on', descending: false },
@@ -303,6 +305,28 @@ describe('listTextsNow', () => {
       // A sort no index serves runs in a reader: not now.
       const sorted: ListQuery = { ...served, orderBy: [{ column: 'count', descending: false }] };
       expect(driver.listTextsNow(table, sorted, 0)).toBeUndefined();
+      // The table in key order, and in the order of a single-field index (its entries end with
+      // the key), are read now too; a filter no index searches is not.
+      const pages: ListQuery[] = [
+        { filters: [], orderBy: [], limit: 2, offset: 1 },
+        { filters: [], orderBy: [{ column: 'price', descending: true }], limit: 10, offset: 0 },
+      ];
+      for (const page of pages) {
+        const now = driver.listTextsNow(table, page, 0);
+        expect(now, JSON.stringify(page)).toBeDefined();
+        expect(now).toEqual(await driver.listTexts(table, page, 0));
+      }
+      expect(driver.listTextsNow(table, pages[1]!, 0)?.texts.map((t) => JSON.parse(t).id)).toEqual([
+        'b',
+        'c',
+        'a',
+      ]);
+      const unsearched: ListQuery = {
+        filters: [{ anyOf: [{ path: ['count'], operator: 'EQUALS', kind: 'integer', value: 4 }] }],
+        orderBy: [],
+        limit: 10,
+      };
+      expect(driver.listTextsNow(table, unsearched, 0)).toBeUndefined();
       // While a transaction is open, the main connection would show others its uncommitted
       // writes: it throws outside the transaction, and answers inside it.
       let release!: () => void;
@@ -342,7 +366,9 @@ describe('where a list runs', () => {
     const file = join(dir, 'where.db');
     const table: TableDescriptor = {
       ...TABLE,
-      columns: TABLE.columns.filter((c) => c.name !== '__proto__'),
+      columns: TABLE.columns
+        .filter((c) => c.name !== '__proto__')
+        .map((c) => (c.name === 'price' ? { ...c, indexed: true } : c)),
       indexes: [
         [
           { column: 'on', descending: false },

@@ -117,4 +117,71 @@ describe('indexBoundsList', () => {
   it('does not hold without composite indexes', () => {
     expect(indexBoundsList({ ...PRODUCT, indexes: [] }, page({}), 1001)).toBe(false);
   });
+
+  it('does not hold where a filter expression, a search or only deleted records may skip entries', () => {
+    const cases: ListQuery[] = [
+      {
+        ...page({}),
+        expression: {
+          condition: { path: ['stock'], operator: 'GT', kind: 'integer', value: 5 },
+        },
+      },
+      { ...page({}), search: ['steel'] },
+      { ...page({}), deleted: 'only' },
+    ];
+    for (const query of cases) {
+      expect(indexBoundsList(PRODUCT, query, 1001), JSON.stringify(query)).toBe(false);
+      expect(indexBoundsList(PRODUCT, query, 1001, { keyOrdered: true })).toBe(false);
+    }
+    expect(indexBoundsList(PRODUCT, { ...page({}), deleted: 'include' }, 1001)).toBe(true);
+  });
+});
+
+describe('indexBoundsList with key-ordered indexes (SQLite: entries end with the key)', () => {
+  const plain = { ...PRODUCT, indexes: [] };
+  const list = (query: Partial<ListQuery>): ListQuery => ({
+    filters: [],
+    orderBy: [],
+    limit: 101,
+    offset: 0,
+    ...query,
+  });
+  const bounded = (query: ListQuery): boolean =>
+    indexBoundsList(plain, query, 1001, { keyOrdered: true });
+
+  it('holds for the key order, a single-field index in either direction, and a filter on one', () => {
+    expect(bounded(list({}))).toBe(true);
+    expect(bounded(list({ offset: 500 }))).toBe(true);
+    expect(bounded(list({ orderBy: [{ column: 'code', descending: true }] }))).toBe(true);
+    expect(bounded(list({ orderBy: [{ column: 'name', descending: false }] }))).toBe(true);
+    expect(bounded(list({ orderBy: [{ column: 'price', descending: true }] }))).toBe(true);
+    expect(
+      bounded(list({ orderBy: [{ column: 'name', descending: true }], after: ['n', 'P1'] })),
+    ).toBe(true);
+    // category = x, then the key: the entries of the category index.
+    expect(bounded(list({ filters: [equals('category', 'tools')] }))).toBe(true);
+    // Without the option only composite indexes count.
+    expect(indexBoundsList(plain, list({}), 1001)).toBe(false);
+  });
+
+  it('does not hold for an unindexed field, a mixed direction, two filters or a long read', () => {
+    const cases: ListQuery[] = [
+      list({ orderBy: [{ column: 'stock', descending: false }] }),
+      list({
+        orderBy: [
+          { column: 'name', descending: true },
+          { column: 'code', descending: false },
+        ],
+      }),
+      list({
+        filters: [equals('category', 'tools')],
+        orderBy: [{ column: 'name', descending: false }],
+      }),
+      list({ filters: [equals('category', 'tools'), equals('name', 'x')] }),
+      list({ filters: [equals('stock', '3')] }),
+      list({ offset: 950 }),
+      list({ limit: undefined }),
+    ];
+    for (const query of cases) expect(bounded(query), JSON.stringify(query)).toBe(false);
+  });
 });

@@ -145,6 +145,8 @@ export class SqliteDriver implements StorageDriver {
   private readonly queryCache = new Map<string, Statement>();
   /** Whether a count statement's plan searches an index (by SQL text). */
   private readonly countPlans = new Map<string, boolean>();
+  /** Whether a list statement's plan reads in the list's order, with no sort (by SQL text). */
+  private readonly orderPlans = new Map<string, boolean>();
   /** The last result of each count an index bounds (by statement and values). */
   private readonly countHints = new Map<string, number>();
   /** The writes, committed alone or in groups (group-commit.ts). */
@@ -584,8 +586,9 @@ export class SqliteDriver implements StorageDriver {
   async list(table: TableDescriptor, query: ListQuery): Promise<StoredRecord[]> {
     try {
       const state = this.state(table);
-      const { sql, params } = this.listSql(table, query);
-      const pool = await this.readsOn(this.listPool(table, query));
+      const built = this.listSql(table, query);
+      const { sql, params } = built;
+      const pool = await this.readsOn(this.listPool(table, query, built));
       const rows = (
         pool === undefined
           ? this.cached(sql, true).all(params)
@@ -605,8 +608,9 @@ export class SqliteDriver implements StorageDriver {
   ): Promise<RecordTexts> {
     try {
       const state = this.state(table);
-      const { sql, params } = this.textsSql(state, table, query, fields);
-      const pool = await this.readsOn(this.listPool(table, query));
+      const built = this.textsSql(state, table, query, fields);
+      const { sql, params } = built;
+      const pool = await this.readsOn(this.listPool(table, query, built));
       const shape = textShape(state, fields);
       const { texts, row } =
         pool === undefined
@@ -633,9 +637,10 @@ export class SqliteDriver implements StorageDriver {
       throw new Error('SQLite driver: a transaction is open');
     try {
       const state = this.state(table);
-      if (this.scope.getStore() === undefined && this.listPool(table, query) !== undefined)
+      const built = this.textsSql(state, table, query, fields);
+      if (this.scope.getStore() === undefined && this.listPool(table, query, built) !== undefined)
         return undefined;
-      const { sql, params } = this.textsSql(state, table, query, fields);
+      const { sql, params } = built;
       const { texts, row } = rowTexts(
         textShape(state, fields),
         this.cached(sql, true).all(params) as Row[],
@@ -822,6 +827,7 @@ export class SqliteDriver implements StorageDriver {
     this.tables.clear();
     this.queryCache.clear();
     this.countPlans.clear();
+    this.orderPlans.clear();
     this.countHints.clear();
     this.statements = undefined;
     this.outbox = undefined;
@@ -835,8 +841,43 @@ export class SqliteDriver implements StorageDriver {
    * answers it without a trip to a worker thread and back. Every other list — scans, sorts, deep
    * offsets, whatever may run long — stays in the readers, off the event loop.
    */
-  private listPool(table: TableDescriptor, query: ListQuery): ReadPool | undefined {
-    return indexBoundsList(table, query, INDEX_PAGE_ROWS) ? undefined : this.readPool();
+  private listPool(
+    table: TableDescriptor,
+    query: ListQuery,
+    statement?: BuiltSql,
+  ): ReadPool | undefined {
+    if (indexBoundsList(table, query, INDEX_PAGE_ROWS)) return undefined;
+    // The primary key and single-field indexes hold the key after their field (WITHOUT ROWID)
+    // and serve such pages too, when SQLite's plan reads along one of them without a sort step.
+    if (
+      statement !== undefined &&
+      indexBoundsList(table, query, INDEX_PAGE_ROWS, { keyOrdered: true }) &&
+      this.readsInOrder(statement, query.filters.length > 0)
+    )
+      return undefined;
+    return this.readPool();
+  }
+
+  /**
+   * Whether SQLite's plan of a list statement reads its rows in the list's order from the table
+   * or an index, with no sort step (no temporary B-tree) and, when `filtered`, searching the
+   * index for the filter's value, checked once per SQL text (the values do not change the plan).
+   */
+  private readsInOrder({ sql, params }: BuiltSql, filtered: boolean): boolean {
+    let ordered = this.orderPlans.get(sql);
+    if (ordered === undefined) {
+      const plan = this.database()
+        .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+        .all(params as unknown[]) as { detail: string }[];
+      // A filtered list must search the index (a scan would test every row against the filter).
+      ordered =
+        plan.length === 1 &&
+        (filtered ? /^SEARCH / : /^(SCAN|SEARCH) /).test(plan[0]!.detail) &&
+        !plan[0]!.detail.includes('TEMP B-TREE');
+      if (this.orderPlans.size >= QUERY_CACHE_SIZE) this.orderPlans.clear();
+      this.orderPlans.set(sql, ordered);
+    }
+    return ordered;
   }
 
   /**
