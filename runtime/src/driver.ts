@@ -151,6 +151,12 @@ export interface RecordTexts {
    * only the selected fields, the `orderBy` fields and the key (what its cursor is made from).
    */
   readonly kept: StoredRecord | undefined;
+  /**
+   * With `counted`: the number of records matching the list's filters, read in the same snapshot
+   * as the page (`count=true`, SPEC §17); absent when the driver did not count (the caller then
+   * counts with `count`).
+   */
+  readonly count?: number;
 }
 
 /** A page of records and the number of records matching its query (`listCounted`). */
@@ -521,6 +527,8 @@ export interface StorageDriver {
     keep: number,
     /** Only these top-level fields in each text (`fields=`); every field when absent. */
     fields?: readonly string[],
+    /** Also count the records matching the filters (`RecordTexts.count`). */
+    counted?: boolean,
   ): Promise<RecordTexts>;
   /**
    * Optional: `listTexts` answered synchronously, when the driver can read this list in the
@@ -533,6 +541,7 @@ export interface StorageDriver {
     query: ListQuery,
     keep: number,
     fields?: readonly string[],
+    counted?: boolean,
   ) => RecordTexts | undefined;
   /** Counts the records matching the query's filters. */
   count(table: TableDescriptor, query: CountQuery): Promise<number>;

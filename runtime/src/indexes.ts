@@ -50,8 +50,19 @@ export function ciIndexName(table: string, field: string): string {
   return `${prefix}_${hash(`${table}\0${field}\0ci`)}_ci`;
 }
 
+const compositeIndexCache = new WeakMap<TableDescriptor, readonly CompositeIndex[]>();
+
 /** The composite indexes of a table, in declared order, with unique deterministic names. */
-export function compositeIndexes(table: TableDescriptor): CompositeIndex[] {
+export function compositeIndexes(table: TableDescriptor): readonly CompositeIndex[] {
+  let indexes = compositeIndexCache.get(table);
+  if (indexes === undefined) {
+    indexes = resolveCompositeIndexes(table);
+    compositeIndexCache.set(table, indexes);
+  }
+  return indexes;
+}
+
+function resolveCompositeIndexes(table: TableDescriptor): CompositeIndex[] {
   const declared = table.indexes ?? [];
   if (declared.length === 0) return [];
   // Names of the single-field indexes, which a composite index must not take.

@@ -154,12 +154,19 @@ export async function listRecords<R extends object>(
     owner !== 'nothing' &&
     driver.listTexts !== undefined &&
     plan === undefined &&
-    (selection === undefined || topLevel !== undefined) &&
-    !request.count
+    (selection === undefined || topLevel !== undefined)
   ) {
     // The records arrive as JSON text (a SQLite reader wrote them): the body is spliced together,
     // byte for byte what the records' envelope would be; only the cursor's record is built.
-    const texts = await driver.listTexts(definition.table, query, pageSize - 1, topLevel);
+    let texts = await driver.listTexts(
+      definition.table,
+      query,
+      pageSize - 1,
+      topLevel,
+      request.count,
+    );
+    if (request.count && texts.count === undefined)
+      texts = { ...texts, count: await driver.count(definition.table, query) };
     ctx.type = 'json';
     ctx.body = textPageBody(definition, request, texts, cursorKey);
     return;
@@ -213,18 +220,19 @@ export function listQueryOf(request: ListRequest, owner: FilterGroup | undefined
 
 /**
  * The body of a page whose records the driver wrote as JSON texts (`listTexts` of
- * `listQueryOf(request, …)`, keeping the page's last record): byte for byte what `successBody`
- * of the records and the page's `meta` would be.
+ * `listQueryOf(request, …)`, keeping the page's last record, and counting them for
+ * `count=true`): byte for byte what `successBody` of the records and the page's `meta` would be.
  */
 export function textPageBody(
   definition: EntityDefinition<object>,
   request: ListRequest,
-  { texts, kept }: RecordTexts,
+  { texts, kept, count }: RecordTexts,
   cursorKey: string | undefined,
 ): string {
   const pageSize = request.limit ?? request.cap;
   const hasMore = texts.length > pageSize;
   const meta = pageMeta(definition, request, pageSize, hasMore, kept, cursorKey);
+  if (request.count && count !== undefined) meta['count'] = count;
   const records = hasMore ? texts.slice(0, pageSize) : texts;
   return `{"status":"success","data":[${records.join(',')}],"meta":${JSON.stringify(meta)}}`;
 }

@@ -13,10 +13,10 @@
  * while the log level is `debug` (which logs each request) go through Koa from the start.
  *
  * In a service without access rules, it also answers list pages (GET `/data/{entity}` with
- * filters, order, paging and top-level `fields=`) and counts (GET `/entity/{entity}/recordCounts`)
- * when the driver reads them synchronously (SQLite: `listTextsNow`, `countNow`, for what runs on
- * the main connection), with the pipeline's answer byte for byte. A 400, `expand`, `count=true`,
- * `deleted=`, a dotted `fields=` path, a list or count the driver runs in a reader thread, an
+ * filters, order, paging, top-level `fields=` and `count=true`) and counts (GET
+ * `/entity/{entity}/recordCounts`) when the driver reads them synchronously (SQLite: `listTextsNow`,
+ * `countNow`, for what runs on the main connection), with the pipeline's answer byte for byte. A
+ * 400, `expand`, `deleted=`, a dotted `fields=` path, a list or count the driver runs in a reader thread, an
  * open transaction: the pipeline answers, as always.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -139,7 +139,7 @@ class FastGet {
   private readonly plans = new Map<string, ExpandPlan | undefined | false>();
   /**
    * The parsed list request of each query string seen (by entity), or `false` when the pipeline
-   * answers it (a 400, `expand`, `count=true`, `deleted=`, a nested selection, a list the driver
+   * answers it (a 400, `expand`, `deleted=`, a nested selection, a list the driver
    * does not read synchronously). Queries with a cursor are parsed every time, not kept.
    */
   private readonly pages = new Map<string, ListPlan | false>();
@@ -294,7 +294,13 @@ class FastGet {
     const { definition } = entity;
     return this.answerWith(req, res, () => {
       const pageSize = plan.request.limit ?? plan.request.cap;
-      const texts = driver.listTextsNow?.(definition.table, plan.query, pageSize - 1, plan.fields);
+      const texts = driver.listTextsNow?.(
+        definition.table,
+        plan.query,
+        pageSize - 1,
+        plan.fields,
+        plan.request.count,
+      );
       if (texts === undefined) {
         // Read elsewhere (a reader thread): this query string is the pipeline's from now on.
         if (plan.request.after === undefined) this.keepPage(entity, querystring, false);
@@ -453,7 +459,6 @@ class FastGet {
           : parseFields(definition, new URLSearchParams(querystring), undefined);
       const fields = selection === undefined ? undefined : topLevelFields(selection);
       if (
-        !request.count &&
         request.deleted === undefined &&
         // A search's relevance order pages by signed offsets: the pipeline writes its cursors.
         request.search === undefined &&

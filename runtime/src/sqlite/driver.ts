@@ -45,8 +45,8 @@ import { ReadPool } from './readers.js';
 import { SqliteReferences } from './references.js';
 import { ReferenceGraph, ReferenceMissingError } from '../references.js';
 import { checkDeletionTime } from '../soft-delete.js';
-import { projectShape, rowTexts, type RecordShape } from './record-text.js';
-import { SECRETS_TABLE, TableLayout, sequenceName } from './schema.js';
+import { rowTexts, type RecordShape } from './record-text.js';
+import { SECRETS_TABLE, TableLayout, sequenceName, type Projection } from './schema.js';
 import { setUpDatabase } from './setup.js';
 import {
   GET_MANY_KEYS,
@@ -147,6 +147,8 @@ export class SqliteDriver implements StorageDriver {
   private readonly countPlans = new Map<string, boolean>();
   /** Whether a list statement's plan reads in the list's order, with no sort (by SQL text). */
   private readonly orderPlans = new Map<string, boolean>();
+  /** What lists of `fields=` read (by table, fields and order; `TableLayout.projection`). */
+  private readonly projections = new Map<string, Projection>();
   /** The last result of each count an index bounds (by statement and values). */
   private readonly countHints = new Map<string, number>();
   /** The writes, committed alone or in groups (group-commit.ts). */
@@ -605,18 +607,21 @@ export class SqliteDriver implements StorageDriver {
     query: ListQuery,
     keep: number,
     fields?: readonly string[],
+    counted = false,
   ): Promise<RecordTexts> {
     try {
       const state = this.state(table);
-      const built = this.textsSql(state, table, query, fields);
+      const { built, shape, widen } = this.textsSql(state, table, query, fields, counted);
       const { sql, params } = built;
       const pool = await this.readsOn(this.listPool(table, query, built));
-      const shape = textShape(state, fields);
-      const { texts, row } =
+      const { texts, row, count } =
         pool === undefined
           ? rowTexts(shape, this.cached(sql, true).all(params) as Row[], keep)
           : await pool.texts(sql, params as unknown[], shape, keep);
-      return { texts, kept: row === undefined ? undefined : toStored(state.layout, row) };
+      const kept = row === undefined ? undefined : toStored(state.layout, widen(row));
+      if (!counted) return { texts, kept };
+      // An empty page (past the end) carries no count: counted on its own.
+      return { texts, kept, count: count ?? (await this.count(table, query)) };
     } catch (error) {
       throw mapError(error);
     }
@@ -632,39 +637,85 @@ export class SqliteDriver implements StorageDriver {
     query: ListQuery,
     keep: number,
     fields?: readonly string[],
+    counted = false,
   ): RecordTexts | undefined => {
     if (this.gate !== undefined && this.scope.getStore() === undefined)
       throw new Error('SQLite driver: a transaction is open');
     try {
       const state = this.state(table);
-      const built = this.textsSql(state, table, query, fields);
+      const { built, shape, widen } = this.textsSql(state, table, query, fields, counted);
       if (this.scope.getStore() === undefined && this.listPool(table, query, built) !== undefined)
         return undefined;
       const { sql, params } = built;
-      const { texts, row } = rowTexts(
-        textShape(state, fields),
+      const { texts, row, count } = rowTexts(
+        shape,
         this.cached(sql, true).all(params) as Row[],
         keep,
       );
-      return { texts, kept: row === undefined ? undefined : toStored(state.layout, row) };
+      const kept = row === undefined ? undefined : toStored(state.layout, widen(row));
+      if (!counted) return { texts, kept };
+      // An empty page (past the end) carries no count: counted here, as the page was.
+      if (count !== undefined) return { texts, kept, count };
+      const counting = buildCountSql(sqliteDialect, table, query);
+      return {
+        texts,
+        kept,
+        count: Number(this.cached(counting.sql, false).pluck().get(counting.params)),
+      };
     } catch (error) {
       throw mapError(error);
     }
   };
 
   /**
-   * The statement of `listTexts`. With `fields=`, only the selected columns and those of the
-   * cursor (order, then key) are read; the others come back as NULL.
+   * The statement of `listTexts`, the shape of its rows and how to widen one to a full row. With
+   * `fields=`, only the selected columns and those of the cursor (order, then key) are read
+   * (`TableLayout.projection`, kept per table, fields and order).
    */
   private textsSql(
     state: TableState,
     table: TableDescriptor,
     query: ListQuery,
     fields: readonly string[] | undefined,
-  ): BuiltSql {
-    if (fields === undefined) return this.listSql(table, query);
-    const needed = new Set([...fields, ...query.orderBy.map((term) => term.column), ...table.key]);
-    return buildListSql(sqliteDialect, table, query, state.layout.selectList(needed));
+    counted: boolean,
+  ): { built: BuiltSql; shape: RecordShape; widen: (row: Row) => Row } {
+    let select: string;
+    let shape: RecordShape;
+    let widen: (row: Row) => Row;
+    if (fields === undefined) {
+      select = state.layout.selectList();
+      shape = state.layout.shape;
+      widen = (row) => row;
+    } else {
+      const projection = this.projectionOf(state, table, query, fields);
+      select = projection.select;
+      shape = projection.shape;
+      widen = projection.widen as (row: Row) => Row;
+    }
+    // Counted, every row ends with the count (`buildListSql`'s `counted`).
+    return {
+      built: buildListSql(sqliteDialect, table, query, select, counted),
+      shape: counted ? { ...shape, counted: true } : shape,
+      widen,
+    };
+  }
+
+  /** What a list of `fields=` reads (`TableLayout.projection`), kept per table, fields and order. */
+  private projectionOf(
+    state: TableState,
+    table: TableDescriptor,
+    query: ListQuery,
+    fields: readonly string[],
+  ): Projection {
+    const needed = [...fields, ...query.orderBy.map((term) => term.column), ...table.key];
+    const cacheKey = `${table.table}\0${fields.join('\0')}\u0001${needed.join('\0')}`;
+    let projection = this.projections.get(cacheKey);
+    if (projection === undefined) {
+      projection = state.layout.projection(new Set(needed), new Set(fields));
+      if (this.projections.size >= QUERY_CACHE_SIZE) this.projections.clear();
+      this.projections.set(cacheKey, projection);
+    }
+    return projection;
   }
 
   async listCounted(table: TableDescriptor, query: ListQuery): Promise<CountedList> {
@@ -828,6 +879,7 @@ export class SqliteDriver implements StorageDriver {
     this.queryCache.clear();
     this.countPlans.clear();
     this.orderPlans.clear();
+    this.projections.clear();
     this.countHints.clear();
     this.statements = undefined;
     this.outbox = undefined;
@@ -1044,10 +1096,6 @@ interface OpenTransaction {
 }
 
 /** How `listTexts` writes each record: every field, or the top-level `fields` only. */
-function textShape(state: TableState, fields: readonly string[] | undefined): RecordShape {
-  return fields === undefined ? state.layout.shape : projectShape(state.layout.shape, fields);
-}
-
 function toStored(layout: TableLayout, row: Row): StoredRecord {
   const n = layout.columns.length;
   return {

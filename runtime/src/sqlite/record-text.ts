@@ -21,6 +21,8 @@ export type TextKind = (typeof TextKind)[keyof typeof TextKind];
 export interface RecordShape {
   readonly keys: readonly string[];
   readonly kinds: readonly TextKind[];
+  /** Whether each row ends with the number of records the list's filters match (`count=true`). */
+  readonly counted?: boolean;
 }
 
 /** A page of records as JSON texts, with one record's raw row kept for the caller. */
@@ -28,17 +30,8 @@ export interface RowTexts {
   readonly texts: string[];
   /** The raw row at the index asked for, when there is one. */
   readonly row: unknown[] | undefined;
-}
-
-/** `shape` writing only the top-level fields `fields` (`fields=`): the others are hidden. */
-export function projectShape(shape: RecordShape, fields: readonly string[]): RecordShape {
-  const keep = new Set(fields.map((name) => `${JSON.stringify(name)}:`));
-  return {
-    keys: shape.keys,
-    kinds: shape.kinds.map((kind, index) =>
-      keep.has(shape.keys[index]!) ? kind : TextKind.Hidden,
-    ),
-  };
+  /** A `counted` shape's count, read from the first row (none without rows). */
+  readonly count?: number;
 }
 
 /** The JSON text of the record of a raw row (NULL columns and hidden ones left out). */
@@ -64,7 +57,9 @@ export function recordText(shape: RecordShape, row: readonly unknown[]): string 
 export function rowTexts(shape: RecordShape, rows: readonly unknown[][], keep: number): RowTexts {
   const texts = new Array<string>(rows.length);
   for (let i = 0; i < rows.length; i++) texts[i] = recordText(shape, rows[i]!);
-  return { texts, row: rows[keep] };
+  const first = rows[0];
+  if (shape.counted !== true || first === undefined) return { texts, row: rows[keep] };
+  return { texts, row: rows[keep], count: Number(first[first.length - 1]) };
 }
 
 /**
