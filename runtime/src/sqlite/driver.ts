@@ -149,6 +149,11 @@ export class SqliteDriver implements StorageDriver {
   private readonly orderPlans = new Map<string, boolean>();
   /** What lists of `fields=` read (by table, fields and order; `TableLayout.projection`). */
   private readonly projections = new Map<string, Projection>();
+  /**
+   * The statements of the lists `listTextsNow` read, by query object, then by `fields` and
+   * `counted`, with whether they run on the main connection. Emptied by `close`.
+   */
+  private textPlans = new WeakMap<ListQuery, Map<string, TextsPlan>>();
   /** The last result of each count an index bounds (by statement and values). */
   private readonly countHints = new Map<string, number>();
   /** The writes, committed alone or in groups (group-commit.ts). */
@@ -643,9 +648,22 @@ export class SqliteDriver implements StorageDriver {
       throw new Error('SQLite driver: a transaction is open');
     try {
       const state = this.state(table);
-      const { built, shape, widen } = this.textsSql(state, table, query, fields, counted);
-      if (this.scope.getStore() === undefined && this.listPool(table, query, built) !== undefined)
-        return undefined;
+      // The fast path of list pages asks again with the same query object for the same query
+      // string: its statement and where it runs are worked out once (`textPlans`).
+      const variant = `${counted ? 'c' : ''}\0${fields?.join('\0') ?? ''}`;
+      let plans = this.textPlans.get(query);
+      let plan = plans?.get(variant);
+      if (plan === undefined) {
+        const made = this.textsSql(state, table, query, fields, counted);
+        plan = { ...made, onMain: this.listPool(table, query, made.built) === undefined };
+        if (plans === undefined) {
+          plans = new Map();
+          this.textPlans.set(query, plans);
+        }
+        plans.set(variant, plan);
+      }
+      if (this.scope.getStore() === undefined && !plan.onMain) return undefined;
+      const { built, shape, widen } = plan;
       const { sql, params } = built;
       const { texts, row, count } = rowTexts(
         shape,
@@ -880,6 +898,7 @@ export class SqliteDriver implements StorageDriver {
     this.countPlans.clear();
     this.orderPlans.clear();
     this.projections.clear();
+    this.textPlans = new WeakMap();
     this.countHints.clear();
     this.statements = undefined;
     this.outbox = undefined;
@@ -1088,6 +1107,15 @@ export class SqliteDriver implements StorageDriver {
     this.queryCache.set(sql, statement);
     return statement;
   }
+}
+
+/** A list's statement for `listTexts`, the shape of its rows, and where it runs. */
+interface TextsPlan {
+  readonly built: BuiltSql;
+  readonly shape: RecordShape;
+  readonly widen: (row: Row) => Row;
+  /** Whether the main connection reads it (`listPool`), outside a transaction. */
+  readonly onMain: boolean;
 }
 
 /** The state of an open transaction: the changes its writes appended, announced on commit. */
