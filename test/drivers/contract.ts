@@ -1201,6 +1201,46 @@ export function describeDriverContract(
         ]);
       });
 
+      it('pages by offset over the live records only, in either key order, with and without a count', async () => {
+        // 30 more records, every third one deleted: offsets count live records only.
+        const more = Array.from({ length: 30 }, (_, i) => ({ region: 'mx', seq: i + 1 }));
+        await driver.insert(SOFT, more, 1500);
+        for (let i = 1; i <= 30; i += 3) await driver.delete(SOFT, ['mx', i], undefined, 1600);
+        const live = keys(await driver.list(SOFT, { filters: [], orderBy: [] }));
+        expect(live).toHaveLength(23);
+        for (const descending of [false, true]) {
+          const order = descending ? [...live].reverse() : live;
+          // The key order, or the key order reversed.
+          const terms = descending
+            ? [
+                { column: 'region', descending: true },
+                { column: 'seq', descending: true },
+              ]
+            : [];
+          for (const offset of [0, 1, 5, 20, 22, 23, 40]) {
+            const page = await driver.list(SOFT, {
+              filters: [],
+              orderBy: terms,
+              offset,
+              limit: 4,
+            });
+            expect(keys(page), `offset ${offset}, descending ${descending}`).toEqual(
+              order.slice(offset, offset + 4),
+            );
+          }
+          const counted = await driver.listCounted?.(SOFT, {
+            filters: [],
+            orderBy: terms,
+            offset: 7,
+            limit: 3,
+          });
+          if (counted !== undefined) {
+            expect(keys(counted.rows)).toEqual(order.slice(7, 10));
+            expect(counted.count).toBe(23);
+          }
+        }
+      });
+
       it('restores a deleted record and purges live and deleted ones, each with its change', async () => {
         await driver.delete(SOFT, ['eu', 2], undefined, 2000);
         const first = await driver.changes!.bounds();
