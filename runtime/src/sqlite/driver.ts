@@ -934,21 +934,16 @@ export class SqliteDriver implements StorageDriver {
    * or an index, with no sort step (no temporary B-tree) and, when `filtered`, searching the
    * index for the filter's value, checked once per SQL text (the values do not change the plan).
    */
-  private readsInOrder({ sql, params }: BuiltSql, filtered: boolean): boolean {
-    let ordered = this.orderPlans.get(sql);
-    if (ordered === undefined) {
-      const plan = this.database()
-        .prepare(`EXPLAIN QUERY PLAN ${sql}`)
-        .all(params as unknown[]) as { detail: string }[];
-      // A filtered list must search the index (a scan would test every row against the filter).
-      ordered =
-        plan.length === 1 &&
-        (filtered ? /^SEARCH / : /^(SCAN|SEARCH) /).test(plan[0]!.detail) &&
-        !plan[0]!.detail.includes('TEMP B-TREE');
-      if (this.orderPlans.size >= QUERY_CACHE_SIZE) this.orderPlans.clear();
-      this.orderPlans.set(sql, ordered);
-    }
-    return ordered;
+  private readsInOrder(statement: BuiltSql, filtered: boolean): boolean {
+    // A filtered list must search the index (a scan would test every row against the filter).
+    return this.judgedPlan(
+      this.orderPlans,
+      statement,
+      (details) =>
+        details.length === 1 &&
+        (filtered ? /^SEARCH / : /^(SCAN|SEARCH) /).test(details[0]!) &&
+        !details[0]!.includes('TEMP B-TREE'),
+    );
   }
 
   /**
@@ -956,21 +951,33 @@ export class SqliteDriver implements StorageDriver {
    * reads only the matching index entries), checked once per SQL text.
    */
   private countSearchesIndex(sql: string, params: readonly unknown[]): boolean {
-    let usable = this.countPlans.get(sql);
-    if (usable === undefined) {
+    return this.judgedPlan(
+      this.countPlans,
+      { sql, params: params as unknown[] },
+      (details) =>
+        details.length > 0 &&
+        details.every(
+          (detail) => detail.startsWith('SEARCH ') && / USING .*(INDEX|PRIMARY KEY)/.test(detail),
+        ),
+    );
+  }
+
+  /** `judge`'s verdict on SQLite's plan of a statement (its details), kept by SQL text in `cache`. */
+  private judgedPlan(
+    cache: Map<string, boolean>,
+    { sql, params }: BuiltSql,
+    judge: (details: readonly string[]) => boolean,
+  ): boolean {
+    let verdict = cache.get(sql);
+    if (verdict === undefined) {
       const plan = this.database()
         .prepare(`EXPLAIN QUERY PLAN ${sql}`)
         .all(params as unknown[]) as { detail: string }[];
-      usable =
-        plan.length > 0 &&
-        plan.every(
-          ({ detail }) =>
-            detail.startsWith('SEARCH ') && / USING .*(INDEX|PRIMARY KEY)/.test(detail),
-        );
-      if (this.countPlans.size >= QUERY_CACHE_SIZE) this.countPlans.clear();
-      this.countPlans.set(sql, usable);
+      verdict = judge(plan.map(({ detail }) => detail));
+      if (cache.size >= QUERY_CACHE_SIZE) cache.clear();
+      cache.set(sql, verdict);
     }
-    return usable;
+    return verdict;
   }
 
   /**
