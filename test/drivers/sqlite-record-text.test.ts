@@ -262,6 +262,31 @@ describe.each([
 });
 
 describe('listTextsNow', () => {
+  it('reads each table its own records when asked with one query object for two tables', async () => {
+    const columns = TABLE.columns.filter((c) => c.name === 'id' || c.name === 'count');
+    const first: TableDescriptor = { entity: 'FIRST', table: 'first', key: ['id'], columns };
+    const second: TableDescriptor = { entity: 'SECOND', table: 'second', key: ['id'], columns };
+    // Without readers every list runs on the main connection, counted ones too.
+    const driver = new SqliteDriver({ filename: join(dir, 'two.db'), readers: 0 });
+    await driver.open([first, second]);
+    try {
+      await driver.insert(first, [{ id: 'a', count: 1 }], 1000);
+      await driver.insert(second, [{ id: 'b', count: 2 }], 1000);
+      // One parsed query, kept and passed again, as the fast path of list pages does.
+      const query: ListQuery = { filters: [], orderBy: [], limit: 10, offset: 0 };
+      for (let round = 0; round < 2; round++) {
+        expect(driver.listTextsNow(first, query, 0)?.texts).toEqual(['{"id":"a","count":1}']);
+        expect(driver.listTextsNow(second, query, 0, ['id'], true)).toMatchObject({
+          texts: ['{"id":"b"}'],
+          count: 1,
+        });
+        expect(driver.listTextsNow(second, query, 0)?.texts).toEqual(['{"id":"b","count":2}']);
+      }
+    } finally {
+      await driver.close();
+    }
+  });
+
   it('answers what listTexts answers when the list runs on the main connection, else undefined', async () => {
     const file = join(dir, 'now.db');
     const table: TableDescriptor = {

@@ -150,7 +150,7 @@ export class SqliteDriver implements StorageDriver {
   /** What lists of `fields=` read (by table, fields and order; `TableLayout.projection`). */
   private readonly projections = new Map<string, Projection>();
   /**
-   * The statements of the lists `listTextsNow` read, by query object, then by `fields` and
+   * The statements of the lists `listTextsNow` read, by query object, then by table, `fields` and
    * `counted`, with whether they run on the main connection. Emptied by `close`.
    */
   private textPlans = new WeakMap<ListQuery, Map<string, TextsPlan>>();
@@ -650,7 +650,7 @@ export class SqliteDriver implements StorageDriver {
       const state = this.state(table);
       // The fast path of list pages asks again with the same query object for the same query
       // string: its statement and where it runs are worked out once (`textPlans`).
-      const variant = `${counted ? 'c' : ''}\0${fields?.join('\0') ?? ''}`;
+      const variant = `${table.table}\0${counted ? 'c' : ''}\0${fields?.join('\0') ?? ''}`;
       let plans = this.textPlans.get(query);
       let plan = plans?.get(variant);
       if (plan === undefined) {
