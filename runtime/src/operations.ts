@@ -706,6 +706,12 @@ export async function removeStored<R extends object>(
   return deleted;
 }
 
+/**
+ * How many records of an upsert are read, and at most written, together: as many as one pack of
+ * the SQLite outbox holds, so that a run of creates or updates still packs its changes fully.
+ */
+const UPSERT_WINDOW = 1_000;
+
 /** How an upsert treats a record whose key exists (`?onConflict=`, SPEC §12). */
 export type ConflictMode = 'replace' | 'merge' | 'ignore';
 
@@ -854,14 +860,18 @@ async function upsertRecords<R extends object>(
         results[index] = { ...write, version: versions[n]! };
       });
     };
-    // All records read at once; a key met again is read again, once what came before is written.
-    const found = await data.driver.getMany?.(
-      definition.table,
-      keys.map((target) => target.key),
-    );
+    // The records are read a window at a time, and written at most a window at a time: what a
+    // window reads and writes is garbage before the next one, not carried through the request
+    // (an upsert of 10 000 records otherwise spends a third of its time collecting it). A key
+    // met again is read again, once what came before is written.
+    let found: readonly (StoredRecord | undefined)[] | undefined;
     // A key of one field is its value (of the field's one type); a longer one, its JSON text.
     const seen = new Set<unknown>();
     for (let index = 0; index < inputs.length; index++) {
+      if (index % UPSERT_WINDOW === 0 && data.driver.getMany !== undefined) {
+        const window = keys.slice(index, index + UPSERT_WINDOW).map((target) => target.key);
+        found = await data.driver.getMany(definition.table, window);
+      }
       const target = keys[index]!;
       const keyText = target.key.length === 1 ? target.key[0] : JSON.stringify(target.key);
       const again = seen.has(keyText);
@@ -872,7 +882,7 @@ async function upsertRecords<R extends object>(
       }
       const existing =
         found !== undefined && !again
-          ? found[index]
+          ? found[index % UPSERT_WINDOW]
           : await data.driver.get(definition.table, target.key);
       if (existing === undefined) {
         if (updates.length > 0) await flushUpdates();
@@ -887,6 +897,7 @@ async function upsertRecords<R extends object>(
         } catch (error) {
           throw named(error, index);
         }
+        if (run.length >= UPSERT_WINDOW) await flush();
         continue;
       }
       if (run.length > 0) await flush();
@@ -916,6 +927,7 @@ async function upsertRecords<R extends object>(
       } catch (error) {
         throw named(error, index);
       }
+      if (updates.length >= UPSERT_WINDOW) await flushUpdates();
     }
     await flush();
     await flushUpdates();

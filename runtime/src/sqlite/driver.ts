@@ -49,7 +49,6 @@ import { rowTexts, type RecordShape } from './record-text.js';
 import { SECRETS_TABLE, TableLayout, sequenceName, type Projection } from './schema.js';
 import { setUpDatabase } from './setup.js';
 import {
-  GET_MANY_KEYS,
   NOT_ALL_UPDATED,
   prepareShared,
   prepareTable,
@@ -248,16 +247,14 @@ export class SqliteDriver implements StorageDriver {
     try {
       const params: unknown[] = [];
       for (const key of keys) state.layout.keyParams(key, params);
-      // Found by `IN` exactly when the key column holds the very value (text compares by bytes).
-      if (params.some((value) => typeof value !== many.keyType))
+      // Found by the join exactly when the key column holds the very value (text compares by
+      // bytes). JSON writes a lone surrogate as an escape (`\ud800`) that SQLite decodes to other
+      // bytes than a bound string's: such keys are read one by one, as bound parameters.
+      const text = JSON.stringify(params);
+      if (params.some((value) => typeof value !== many.keyType) || text.includes('\\ud'))
         return keys.map((key) => this.readNow(table, key));
       const rows = new Map<unknown, Row>();
-      for (let start = 0; start < params.length; start += GET_MANY_KEYS) {
-        const chunk = params.slice(start, start + GET_MANY_KEYS);
-        // The last chunk repeats its last key up to the statement's count (IN ignores repeats).
-        while (chunk.length < GET_MANY_KEYS) chunk.push(chunk[chunk.length - 1]);
-        for (const row of many.statement.all(chunk) as Row[]) rows.set(row[many.keyColumn], row);
-      }
+      for (const row of many.statement.all(text) as Row[]) rows.set(row[many.keyColumn], row);
       return params.map((value) => {
         const row = rows.get(value);
         return row === undefined ? undefined : toStored(state.layout, row);

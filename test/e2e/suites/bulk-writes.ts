@@ -206,6 +206,47 @@ export function describeBulkWritesSuite(label: string, makeDriver: MakeDriver): 
         expect((await put(tag!)).status).toBe(200);
       });
 
+      it('a list longer than a window: fates, stored values and events in request order', async () => {
+        // The upsert reads and writes 1 000 records at a time: 2 500 records cross two window
+        // boundaries, with runs of creates and updates that span them.
+        await post('/data/category', { name: `${p}tools` });
+        const code = (n: number) => `n${String(n).padStart(4, '0')}`;
+        const fate = (n: number) => (n % 3 === 0 ? 'created' : n % 3 === 1 ? 'updated' : 'same');
+        const all = Array.from({ length: 2_500 }, (_, n) => n);
+        const existing = all.filter((n) => fate(n) !== 'created');
+        expect(
+          (
+            await post(
+              '/data/product',
+              existing.map((n) => product(code(n), `${p}tools`, '1')),
+            )
+          ).status,
+        ).toBe(200);
+        const before = await lastSeq();
+        const price = (n: number) => (fate(n) === 'same' ? '1' : `${n}.5`);
+        const response = await post(
+          '/data/product?onConflict=replace',
+          all.map((n) => product(code(n), `${p}tools`, price(n))),
+        );
+        expect(response.status).toBe(200);
+        expect(response.body.meta).toMatchObject({ created: 834, updated: 833, unchanged: 833 });
+        expect(response.body.data.map((record: { price: string }) => record.price)).toEqual(
+          all.map(price),
+        );
+        const sample = [0, 1, 2, 998, 999, 1000, 1001, 1999, 2000, 2001, 2499];
+        expect(await products(...sample.map(code))).toEqual(
+          sample.map((n) => product(code(n), `${p}tools`, price(n))),
+        );
+        const changes = await changesAfter(before);
+        const written = all.filter((n) => fate(n) !== 'same');
+        expect(changes.map((change) => [change.op, change.id])).toEqual(
+          written.map((n) => [fate(n), `${p}${code(n)}`]),
+        );
+        expect(changes.map((change) => change.seq - changes[0]!.seq)).toEqual(
+          written.map((_, index) => index),
+        );
+      });
+
       it('an update that breaks a unique rule or names a missing record is named; nothing is written', async () => {
         await post('/data/category', { name: `${p}tools` });
         await post('/data/product', [
