@@ -66,11 +66,6 @@ const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 const pool = Buffer.alloc(4096);
 let poolAt = pool.length;
 
-function random(count: number): Buffer {
-  const at = reserve(count);
-  return pool.subarray(at, at + count);
-}
-
 /** Reserves `count` bytes of the pool and returns where they start (no Buffer view is made). */
 function reserve(count: number): number {
   if (poolAt + count > pool.length) {
@@ -82,12 +77,27 @@ function reserve(count: number): number {
   return at;
 }
 
-const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+/** Character codes of the lowercase hexadecimal digits. */
+const HEX_DIGITS = Array.from('0123456789abcdef', (digit) => digit.charCodeAt(0));
+/** Character codes of Crockford's base32 digits. */
+const CROCKFORD_DIGITS = Array.from(CROCKFORD, (digit) => digit.charCodeAt(0));
+const DASH = '-'.charCodeAt(0);
+
+/**
+ * The character codes of the UUID being made: its dashes stay, its timestamp digits change once
+ * per millisecond. One `String.fromCharCode` of the 36 codes makes a flat string, about three
+ * times faster than joining sixteen pieces (a list of 10 000 records makes 10 000 of them).
+ */
+const uuidCodes: number[] = Array.from({ length: 36 }, () => DASH);
+
+/** Writes byte `value` as two hexadecimal digits at `at` of `codes`. */
+function hexAt(codes: number[], at: number, value: number): void {
+  codes[at] = HEX_DIGITS[value >>> 4]!;
+  codes[at + 1] = HEX_DIGITS[value & 15]!;
+}
 
 let lastUuidMs = -1;
 let uuidCounter = 0;
-/** The six timestamp bytes of `lastUuidMs` as hexadecimal: `xxxxxxxx-xxxx`, made once per millisecond. */
-let uuidTime = '';
 
 /**
  * A UUID version 7 (RFC 9562): 48 bits of Unix milliseconds, then a 12-bit counter that restarts
@@ -95,52 +105,46 @@ let uuidTime = '';
  * then 62 random bits.
  */
 export function uuidv7(now = Date.now()): string {
+  let timeChanged = false;
   if (now > lastUuidMs) {
     lastUuidMs = now;
     const r = reserve(2);
     uuidCounter = ((pool[r]! << 8) | pool[r + 1]!) & 0x7ff; // leave room to count up
-    uuidTime = '';
+    timeChanged = true;
   } else {
     uuidCounter++;
     if (uuidCounter > 0xfff) {
       lastUuidMs++; // the counter ran out within the millisecond: borrow the next one
       uuidCounter = 0;
-      uuidTime = '';
+      timeChanged = true;
     }
   }
-  if (uuidTime === '') {
+  const codes = uuidCodes;
+  if (timeChanged) {
+    // xxxxxxxx-xxxx: the six bytes of the milliseconds.
     const ms = lastUuidMs;
     const high = Math.floor(ms / 2 ** 32);
-    uuidTime =
-      HEX[(high >>> 8) & 0xff]! +
-      HEX[high & 0xff]! +
-      HEX[(ms >>> 24) & 0xff]! +
-      HEX[(ms >>> 16) & 0xff]! +
-      '-' +
-      HEX[(ms >>> 8) & 0xff]! +
-      HEX[ms & 0xff]!;
+    hexAt(codes, 0, (high >>> 8) & 0xff);
+    hexAt(codes, 2, high & 0xff);
+    hexAt(codes, 4, (ms >>> 24) & 0xff);
+    hexAt(codes, 6, (ms >>> 16) & 0xff);
+    hexAt(codes, 9, (ms >>> 8) & 0xff);
+    hexAt(codes, 11, ms & 0xff);
   }
+  hexAt(codes, 14, 0x70 | (uuidCounter >>> 8));
+  hexAt(codes, 16, uuidCounter & 0xff);
   const t = reserve(8); // the 62 random bits, read from the pool in place
-  return (
-    uuidTime +
-    '-' +
-    HEX[0x70 | (uuidCounter >>> 8)]! +
-    HEX[uuidCounter & 0xff]! +
-    '-' +
-    HEX[0x80 | (pool[t]! & 0x3f)]! +
-    HEX[pool[t + 1]!]! +
-    '-' +
-    HEX[pool[t + 2]!]! +
-    HEX[pool[t + 3]!]! +
-    HEX[pool[t + 4]!]! +
-    HEX[pool[t + 5]!]! +
-    HEX[pool[t + 6]!]! +
-    HEX[pool[t + 7]!]!
-  );
+  hexAt(codes, 19, 0x80 | (pool[t]! & 0x3f));
+  hexAt(codes, 21, pool[t + 1]!);
+  for (let i = 2; i < 8; i++) hexAt(codes, 20 + 2 * i, pool[t + i]!);
+  return String.fromCharCode.apply(null, codes);
 }
 
 let lastUlidMs = -1;
-let lastUlidRandom: number[] = [];
+/** The ULID's 26 digits as character codes: 10 of the milliseconds, 16 random ones. */
+const ulidCodes: number[] = Array.from({ length: 26 }, () => CROCKFORD_DIGITS[0]!);
+/** The 16 random digits (0–31) of the last ULID, counted up within a millisecond. */
+const ulidRandom: number[] = Array.from({ length: 16 }, () => 0);
 
 /**
  * A ULID: 48 bits of Unix milliseconds and 80 random bits in Crockford base32 (26 characters);
@@ -149,25 +153,25 @@ let lastUlidRandom: number[] = [];
 export function ulid(now = Date.now()): string {
   if (now > lastUlidMs) {
     lastUlidMs = now;
-    const bytes = random(16);
-    lastUlidRandom = Array.from({ length: 16 }, (_, i) => bytes[i]! & 31);
-    lastUlidRandom[0] = lastUlidRandom[0]! & 15; // room to count up
+    const r = reserve(16);
+    for (let i = 0; i < 16; i++) ulidRandom[i] = pool[r + i]! & 31;
+    ulidRandom[0] = ulidRandom[0]! & 15; // room to count up
   } else {
     let i = 15;
-    while (i >= 0 && lastUlidRandom[i] === 31) lastUlidRandom[i--] = 0;
+    while (i >= 0 && ulidRandom[i] === 31) ulidRandom[i--] = 0;
     if (i < 0) {
       lastUlidMs++;
       return ulid(lastUlidMs);
     }
-    lastUlidRandom[i]!++;
+    ulidRandom[i]!++;
   }
-  let time = '';
   let ms = lastUlidMs;
-  for (let i = 0; i < 10; i++) {
-    time = CROCKFORD[ms % 32]! + time;
+  for (let i = 9; i >= 0; i--) {
+    ulidCodes[i] = CROCKFORD_DIGITS[ms % 32]!;
     ms = Math.floor(ms / 32);
   }
-  return time + lastUlidRandom.map((digit) => CROCKFORD[digit]).join('');
+  for (let i = 0; i < 16; i++) ulidCodes[10 + i] = CROCKFORD_DIGITS[ulidRandom[i]!]!;
+  return String.fromCharCode.apply(null, ulidCodes);
 }
 
 /**

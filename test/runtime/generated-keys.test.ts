@@ -42,4 +42,15 @@ describe('ulid', () => {
     expect(new Set(ids).size).toBe(ids.length);
     expect([...ids].sort()).toEqual(ids);
   });
+
+  it('holds the Unix milliseconds in its first 10 digits, and counts up within one', () => {
+    const ms = Date.UTC(2400, 0, 2, 3, 4, 5, 678);
+    const id = ulid(ms);
+    const digits = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+    const time = [...id.slice(0, 10)].reduce((sum, digit) => sum * 32 + digits.indexOf(digit), 0);
+    expect(time).toBe(ms);
+    const next = ulid(ms);
+    expect(next.slice(0, 10)).toBe(id.slice(0, 10));
+    expect(next > id).toBe(true);
+  });
 });
