@@ -12,7 +12,7 @@ import type { EntityDefinition } from './definition.js';
 import type { HistoryEntry, KeyValues } from './driver.js';
 import { recordMeta, successBody } from './envelope.js';
 import { BadRequestError, quoteInput, RecordNotFoundError } from './errors.js';
-import { decodeRecordId, keyOfId, rawRecordId, recordId } from './http/paths.js';
+import { decodeRecordId, keyOfId, queryMayHold, rawRecordId, recordId } from './http/paths.js';
 
 /** Versions a page of history holds when the request names no limit. */
 export const DEFAULT_HISTORY_LIMIT = 100;
@@ -40,7 +40,7 @@ export function historyRequestId(
 
 /** The `asOf` of a GET by key, as Unix ms, or `undefined` when the request has none. */
 export function asOfOf(ctx: Context, definition: EntityDefinition<object>): number | undefined {
-  if (!ctx.querystring.includes('asOf')) return undefined;
+  if (!queryMayHold(ctx.querystring, 'asOf')) return undefined;
   const values = new URLSearchParams(ctx.querystring).getAll('asOf');
   if (values.length === 0) return undefined;
   if (definition.table.history !== true)

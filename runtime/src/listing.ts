@@ -101,6 +101,7 @@ import { MethodForbiddenError } from './errors.js';
 import type { DataContext } from './data-context.js';
 import { authorizeExpand, expandRecords, parseExpand } from './expand.js';
 import type { RequestState } from './http/errors.js';
+import { queryMayHold } from './http/paths.js';
 import { encodeCursor, encodeOffsetCursor } from './listing/cursors.js';
 import { parseFields, project, type Selection } from './listing/fields.js';
 import type { ReferenceTargets } from './listing/filters.js';
@@ -134,7 +135,7 @@ export async function listRecords<R extends object>(
     cursorKey,
     referenceTargets(definition, data),
   );
-  const plan = ctx.querystring.includes('expand')
+  const plan = queryMayHold(ctx.querystring, 'expand')
     ? parseExpand(definition, new URLSearchParams(ctx.querystring), data)
     : undefined;
   if (plan !== undefined) authorizeExpand(plan, (ctx.state as RequestState).principal);

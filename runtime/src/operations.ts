@@ -33,7 +33,7 @@ import { ownerScopeOf, owns, requireOwned, withOwner } from './auth/owner.js';
 import type { EntityHooks } from './hooks.js';
 import { checkRecordDepth, readJsonBody } from './http/body.js';
 import type { RequestState } from './http/errors.js';
-import { keyOfId, recordId } from './http/paths.js';
+import { keyOfId, queryMayHold, recordId } from './http/paths.js';
 import { asOfOf, getRecordAsOf } from './history-routes.js';
 import { withInsertDefaults } from './insert-defaults.js';
 import {
@@ -165,7 +165,7 @@ export async function getRecord<R extends object>(
   // An entity with history also answers `?asOf=` (SPEC §13).
   const asOf = asOfOf(ctx, definition);
   if (asOf !== undefined) return getRecordAsOf(ctx, data, definition, id, asOf);
-  const plan = ctx.querystring.includes('expand')
+  const plan = queryMayHold(ctx.querystring, 'expand')
     ? parseExpand(definition, new URLSearchParams(ctx.querystring), data)
     : undefined;
   if (plan !== undefined) authorizeExpand(plan, (ctx.state as RequestState).principal);
@@ -719,7 +719,7 @@ const CONFLICT_MODES: readonly ConflictMode[] = ['replace', 'merge', 'ignore'];
 
 /** The `onConflict` parameter of a POST, or `undefined` for a plain insert. */
 export function onConflictOf(ctx: Pick<Context, 'querystring'>): ConflictMode | undefined {
-  if (!ctx.querystring.includes('onConflict')) return undefined;
+  if (!queryMayHold(ctx.querystring, 'onConflict')) return undefined;
   const values = new URLSearchParams(ctx.querystring).getAll('onConflict');
   if (values.length === 0) return undefined;
   if (values.length > 1) throw new BadRequestError('Parameter onConflict may be given only once');

@@ -51,7 +51,14 @@ import { isReadAfterToken, withReadAfter } from '../read-after.js';
 import type { RestConfig } from '../rest-config.js';
 import { CorsPolicy, EXPOSED_HEADERS } from './cors.js';
 import { COMMON_HEADERS, type RequestTracker } from './errors.js';
-import { DATA_PREFIX, decodeRecordId, entitySegment, keyOfId, rawRecordId } from './paths.js';
+import {
+  DATA_PREFIX,
+  decodeRecordId,
+  entitySegment,
+  keyOfId,
+  queryMayHold,
+  rawRecordId,
+} from './paths.js';
 
 /** A request listener as `app.callback()` returns it. */
 export type RequestListener = ReturnType<Koa['callback']>;
@@ -435,7 +442,7 @@ class FastGet {
     data: DataContext,
     cursorKey: string,
   ): ListPlan | false {
-    const cursor = querystring.includes('cursor');
+    const cursor = queryMayHold(querystring, 'cursor');
     if (!cursor) {
       const kept = this.pages.get(`${entity.definition.name}?${querystring}`);
       if (kept !== undefined) return kept;
@@ -443,7 +450,7 @@ class FastGet {
     let plan: ListPlan | false = false;
     try {
       const { definition, config } = entity;
-      if (!config.allowedMethods.includes('GET_LIST') || querystring.includes('expand'))
+      if (!config.allowedMethods.includes('GET_LIST') || queryMayHold(querystring, 'expand'))
         throw new Error('the pipeline answers');
       const request = parseListRequest(
         definition,

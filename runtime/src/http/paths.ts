@@ -29,6 +29,16 @@ export function rawRecordId(path: string): string {
   return raw.endsWith('/') ? raw.slice(0, -1) : raw;
 }
 
+/**
+ * Whether `querystring` may hold parameter `name`: a quick test before parsing it (true also for
+ * `expanded=1` when asked for `expand`). A name may be percent-encoded (`%65xpand` is `expand`):
+ * a query with escapes is parsed to tell.
+ */
+export function queryMayHold(querystring: string, name: string): boolean {
+  if (querystring.includes(name)) return true;
+  return querystring.includes('%') && new URLSearchParams(querystring).has(name);
+}
+
 /** Whether a `/data/{entity}/…` path names a record rather than the collection. */
 export function isRecordPath(path: string): boolean {
   return rawRecordId(path) !== '';

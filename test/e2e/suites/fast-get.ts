@@ -553,6 +553,18 @@ export function describeFastGetSuite(
       },
     );
 
+    it.each([
+      ['GET by key', '/data/product/p1?%65xpand=category'],
+      ['a list', '/data/product?code=p1&%65xpand=category'],
+      ['a list, the value escaped too', '/data/product?code=p1&%65xpand=%63ategory'],
+    ])('%s: a percent-encoded parameter name is the parameter itself', async (_what, path) => {
+      const answer = await same(path);
+      expect(answer.status, answer.body).toBe(200);
+      const data = (JSON.parse(answer.body) as { data: unknown }).data;
+      const record = (Array.isArray(data) ? data[0] : data) as Record<string, unknown>;
+      expect(record['category']).toMatchObject({ name: 'hand', title: 'Hand tools' });
+    });
+
     it('embeds the nested record and tags the representation', async () => {
       const answer = await same('/data/product/p1?expand=category.parent');
       const data = (JSON.parse(answer.body) as { data: Record<string, unknown> }).data;
