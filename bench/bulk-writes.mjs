@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 // Writes beyond one record (SPEC §12) on a generated service over HTTP on loopback, SQLite
-// (synchronous FULL):
+// (synchronous FULL) or PostgreSQL:
 // - a 10 000-record upsert (`POST ?onConflict=replace`), half of whose keys exist (changed
 //   prices: 5 000 updates, 5 000 inserts), against a plain 10 000-record insert (one POST);
 // - a PATCH by filter of 10 000 records (`?lot=<lot>&maxAffected=10000`).
 //
 //   node bench/bulk-writes.mjs            3 rounds
 //   node bench/bulk-writes.mjs --quick    1 round
+//   DATABASE_URL=postgres://… node bench/bulk-writes.mjs   the same on PostgreSQL
 //
 // Options (override the mode): --records=N --rounds=N
 //
@@ -14,6 +15,7 @@
 // one request's time (until its body was read), and of the service's CPU time meanwhile (its
 // process with its threads, from /proc). It prints a markdown table and asserts no timing.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { join, relative } from 'node:path';
 import {
@@ -38,6 +40,10 @@ const argv = process.argv.slice(2);
 const { quick: QUICK, option } = parseOptions(argv, ['records', 'rounds'], 'bulk-writes.mjs');
 const RECORDS = option('records') ?? 10_000;
 const ROUNDS = option('rounds') ?? (QUICK ? 1 : 3);
+/** SQLite (a fresh file), or the PostgreSQL database of DATABASE_URL (its PRODUCT table is kept). */
+const DATABASE_URL = process.env.DATABASE_URL ?? `sqlite:${join(OUT, 'bulk.db')}`;
+/** Keys and lots of this run, distinct from an earlier run's on a kept PostgreSQL database. */
+const RUN = randomBytes(3).toString('hex');
 
 const SCHEMA_TEXT = `type: ENTITY
 entity:
@@ -81,16 +87,20 @@ async function main() {
   writeFileSync(SCHEMA, SCHEMA_TEXT);
   log(`generating ${relative(ROOT, SCHEMA)} into ${relative(ROOT, SERVICE)} and compiling it`);
   await generateService(SCHEMA, SERVICE);
-  server = await startService(SERVICE, `sqlite:${join(OUT, 'bulk.db')}`);
+  server = await startService(SERVICE, DATABASE_URL);
   const { base } = server;
   // Warm-up: small rounds of each request as measured (the upsert's: half its keys exist, with
   // changed prices, so that its creates and updates run before the first measured round too).
   for (let round = 0; round < 3; round++) {
-    await timed(base, 'POST', '/data/PRODUCT', { data: products(`W${round}-`, 1000, 'w') });
-    await timed(base, 'POST', '/data/PRODUCT?onConflict=replace', {
-      data: products(`W${round}-`, 2000, 'w', (n) => `${n + 1000}.5`),
+    await timed(base, 'POST', '/data/PRODUCT', {
+      data: products(`W${RUN}${round}-`, 1000, `w${RUN}`),
     });
-    await timed(base, 'PATCH', '/data/PRODUCT?lot=w&maxAffected=10000', { data: { stock: round } });
+    await timed(base, 'POST', '/data/PRODUCT?onConflict=replace', {
+      data: products(`W${RUN}${round}-`, 2000, `w${RUN}`, (n) => `${n + 1000}.5`),
+    });
+    await timed(base, 'PATCH', `/data/PRODUCT?lot=w${RUN}&maxAffected=10000`, {
+      data: { stock: round },
+    });
   }
 
   const inserts = [];
@@ -101,41 +111,49 @@ async function main() {
   const half = Math.floor(RECORDS / 2);
   for (let round = 0; round < ROUNDS; round++) {
     const insert = await timed(base, 'POST', '/data/PRODUCT', {
-      data: products(`I${round}-`, RECORDS, `i${round}`),
+      data: products(`I${RUN}${round}-`, RECORDS, `i${RUN}${round}`),
     });
     inserts.push(insert.ms);
     insertCpu.push(insert.cpu);
     // Half of the upsert's keys exist beforehand; the upsert changes their price.
-    await timed(base, 'POST', '/data/PRODUCT', { data: products(`U${round}-`, half, `u${round}`) });
+    await timed(base, 'POST', '/data/PRODUCT', {
+      data: products(`U${RUN}${round}-`, half, `u${RUN}${round}`),
+    });
     const upsert = await timed(base, 'POST', '/data/PRODUCT?onConflict=replace', {
-      data: products(`U${round}-`, RECORDS, `u${round}`, (n) => `${n + 1000}.5`),
+      data: products(`U${RUN}${round}-`, RECORDS, `u${RUN}${round}`, (n) => `${n + 1000}.5`),
     });
     const meta = JSON.parse(upsert.text).meta;
     if (meta.created !== RECORDS - half || meta.updated !== half)
       throw new Error(`upsert meta ${JSON.stringify(meta)}`);
     upserts.push(upsert.ms);
     upsertCpu.push(upsert.cpu);
-    const patch = await timed(base, 'PATCH', `/data/PRODUCT?lot=i${round}&maxAffected=10000`, {
-      data: { stock: 7 },
-    });
+    const patch = await timed(
+      base,
+      'PATCH',
+      `/data/PRODUCT?lot=i${RUN}${round}&maxAffected=10000`,
+      {
+        data: { stock: 7 },
+      },
+    );
     if (JSON.parse(patch.text).meta.count !== RECORDS) throw new Error('PATCH missed records');
     patches.push(patch.ms);
     log(
       `  round ${round + 1}: insert ${fmt(insert.ms)}, upsert ${fmt(upsert.ms)}, PATCH by filter ${fmt(patch.ms)}`,
     );
   }
-  const left = await getJson(base, `/entity/PRODUCT/recordCounts?lot=i0&stock[NOT_EQUALS]=7`);
+  const left = await getJson(base, `/entity/PRODUCT/recordCounts?lot=i${RUN}0&stock[NOT_EQUALS]=7`);
   if (left.data.count !== 0) throw new Error(`${left.data.count} records were not patched`);
   const insert = median(inserts);
   const upsert = median(upserts);
   const patch = median(patches);
   const cpuRatio = median(insertCpu) / median(upsertCpu);
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
+  const driver = DATABASE_URL.startsWith('postgres') ? 'PostgreSQL' : 'SQLite (synchronous FULL)';
   const n = RECORDS.toLocaleString('en-US');
   const out = [
     `## Upsert and PATCH by filter (${n} records; median of ${ROUNDS} round(s), one request each)`,
     '',
-    `Machine: ${cpu} × ${os.cpus().length}, Node ${process.version}, load ${os
+    `${driver}. Machine: ${cpu} × ${os.cpus().length}, Node ${process.version}, load ${os
       .loadavg()
       .map((l) => l.toFixed(2))
       .join(' ')}.`,

@@ -28,11 +28,14 @@ import { referenceTargets } from './listing.js';
 import { parseFilters, RESERVED } from './listing/filters.js';
 import {
   mergeFields,
+  planUpdate,
   readDataPayload,
   readOne,
   readPatchFields,
   removeStored,
   storeRecord,
+  subjectOf,
+  toFields,
 } from './operations.js';
 import { atomically } from './transaction.js';
 
@@ -40,6 +43,9 @@ import { atomically } from './transaction.js';
 export const DEFAULT_MAX_AFFECTED = 1000;
 /** The largest `maxAffected` a request may give. */
 export const MAX_AFFECTED_LIMIT = 10_000;
+
+/** How many records of a change by filter are written together (see `patchRecords`). */
+const CHANGE_WINDOW = 1_000;
 
 /** How often a record that keeps changing under a change by filter is read again. */
 const MAX_ATTEMPTS = 5;
@@ -60,9 +66,15 @@ export async function patchRecords<R extends object>(
     );
   }
   const now = data.now();
+  // Without update hooks, the records are written a window at a time by the driver's
+  // `updateMany` when it has one (one statement per window on PostgreSQL, instead of one
+  // statement and savepoint per record); a window it does not write is written one by one.
+  const updateMany = data.driver.updateMany?.bind(data.driver);
+  const together =
+    updateMany !== undefined && hooks.beforeUpdate === undefined && hooks.afterUpdate === undefined;
   const changed = await atomically(data.driver, async () => {
     const records: object[] = [];
-    for (const found of await matching(ctx, data, definition, selection)) {
+    const changeOne = async (found: StoredRecord): Promise<void> => {
       let current: StoredRecord | undefined = found;
       for (let attempt = 0; current !== undefined; attempt++) {
         if (attempt === MAX_ATTEMPTS) throw keptChanging(definition, found);
@@ -75,6 +87,42 @@ export async function patchRecords<R extends object>(
         // Changed or deleted since it was read: taken as it is now (gone: left out).
         current = await data.driver.get(definition.table, definition.keyOf(found.record as R));
       }
+    };
+    const all = await matching(ctx, data, definition, selection);
+    for (let start = 0; start < all.length; start += CHANGE_WINDOW) {
+      const window = all.slice(start, start + CHANGE_WINDOW);
+      if (!together) {
+        for (const found of window) await changeOne(found);
+        continue;
+      }
+      // As storeRecord does, up to the write.
+      const writes = window.map((current) => ({
+        current,
+        write: planUpdate(
+          ctx,
+          data,
+          definition,
+          current,
+          readOne(definition, mergeFields(current.record, fields)),
+          { now },
+        ),
+      }));
+      const versions = await updateMany(
+        definition.table,
+        writes.map(({ current, write }) => ({
+          key: definition.keyOf(current.record as R),
+          record: toFields(write.record),
+          expectedVersion: current.version,
+          previous: current.record,
+        })),
+        now,
+        { by: subjectOf(ctx) },
+      );
+      if (versions === undefined) {
+        for (const found of window) await changeOne(found);
+        continue;
+      }
+      for (const { write } of writes) records.push(write.record);
     }
     return records;
   });

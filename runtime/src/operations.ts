@@ -425,7 +425,7 @@ function purgeRequested(ctx: Context, definition: AnyDefinition): boolean {
 }
 
 /** The caller's subject (`null`: anonymous, or a service without access rules). */
-function subjectOf(ctx: Context): string | null {
+export function subjectOf(ctx: Context): string | null {
   return (ctx.state as RequestState).principal?.subject ?? null;
 }
 
@@ -610,7 +610,7 @@ export async function storeRecord<R extends object>(
  * `skipUnchanged`) or stamps its server-set fields and answers the write to make (`updated`, at
  * the next version, at `time`).
  */
-function planUpdate<R extends object>(
+export function planUpdate<R extends object>(
   ctx: Context,
   data: DataContext,
   definition: EntityDefinition<R>,

@@ -112,6 +112,99 @@ describeWith(POSTGRES, 'PostgreSQL driver', (url) => {
       });
     });
 
+    it('updateMany: all records in one statement at their next versions with consecutive changes, or none', async () => {
+      await driver.insert(
+        ITEMS,
+        [
+          { id: 'um-a', qty: 1, price: '1.50', camelCase: 'x' },
+          { id: 'um-b', qty: 2, doc: { deep: [1] } },
+          { id: 'um-c', qty: 3 },
+        ],
+        1000,
+      );
+      const last = (await driver.changes!.bounds()).last;
+      // Every column kind through the arrays; a field left out is cleared.
+      expect(
+        await driver.updateMany(
+          ITEMS,
+          [
+            {
+              key: ['um-a'],
+              record: {
+                id: 'um-a',
+                qty: 10,
+                price: '2.25',
+                at: '2020-01-02T03:04:05.678Z',
+                day: '2026-01-02',
+              },
+              expectedVersion: 1,
+            },
+            {
+              key: ['um-b'],
+              record: { id: 'um-b', qty: 20, doc: { deep: [2] } },
+              expectedVersion: 1,
+            },
+            { key: ['um-c'], record: { id: 'um-c', camelCase: 'y' }, expectedVersion: 1 },
+          ],
+          2000,
+        ),
+      ).toEqual([2, 2, 2]);
+      expect(
+        (await driver.getMany(ITEMS, [['um-a'], ['um-b'], ['um-c']])).map((found) => [
+          found?.version,
+          found?.record,
+        ]),
+      ).toEqual([
+        [
+          2,
+          { id: 'um-a', qty: 10, price: '2.25', at: '2020-01-02T03:04:05.678Z', day: '2026-01-02' },
+        ],
+        [2, { id: 'um-b', qty: 20, doc: { deep: [2] } }],
+        [2, { id: 'um-c', camelCase: 'y' }],
+      ]);
+      expect((await driver.changes!.read(last, 10)).map((c) => [c.seq - last, c.op, c.id])).toEqual(
+        [
+          [1, 'updated', 'um-a'],
+          [2, 'updated', 'um-b'],
+          [3, 'updated', 'um-c'],
+        ],
+      );
+      // um-b is no longer at version 1: nothing is written, um-a included, and no event.
+      await driver.transaction(async () => {
+        expect(
+          await driver.updateMany(
+            ITEMS,
+            [
+              { key: ['um-a'], record: { id: 'um-a', qty: 99 }, expectedVersion: 2 },
+              { key: ['um-b'], record: { id: 'um-b', qty: 99 }, expectedVersion: 1 },
+            ],
+            3000,
+          ),
+        ).toBeUndefined();
+        // The transaction goes on: the record can still be written.
+        expect(
+          await driver.updateMany(
+            ITEMS,
+            [{ key: ['um-c'], record: { id: 'um-c', qty: 5 }, expectedVersion: 2 }],
+            3000,
+          ),
+        ).toEqual([3]);
+      });
+      expect(await driver.get(ITEMS, ['um-a'])).toMatchObject({ version: 2, record: { qty: 10 } });
+      expect((await driver.changes!.read(last + 3, 10)).map((c) => [c.op, c.id])).toEqual([
+        ['updated', 'um-c'],
+      ]);
+      // A rename is left to `update`, one record at a time: nothing is written here.
+      expect(
+        await driver.updateMany(
+          ITEMS,
+          [{ key: ['um-c'], record: { id: 'um-d', qty: 4 }, expectedVersion: 3 }],
+          4000,
+        ),
+      ).toBeUndefined();
+      expect((await driver.get(ITEMS, ['um-c']))?.version).toBe(3);
+    });
+
     it('lets other writers of an entity go on while a transaction writes it, and folds its activity in at the commit', async () => {
       const before = (await driver.activity()).ITEMS;
       let release = (): void => undefined;
@@ -124,7 +217,12 @@ describeWith(POSTGRES, 'PostgreSQL driver', (url) => {
       });
       const open = driver.transaction(async () => {
         await driver.insert(ITEMS, [{ id: 'tx-a', qty: 1 }], 5_000_000);
+        // Writes of one time touch the transaction's row once; a later one raises its time, an
+        // earlier one does not lower it.
+        await driver.insert(ITEMS, [{ id: 'tx-a2', qty: 1 }], 5_000_000);
+        await driver.insert(ITEMS, [{ id: 'tx-a3', qty: 1 }], 4_999_999);
         await driver.update(ITEMS, ['tx-a'], { id: 'tx-a', qty: 2 }, 1, 5_000_001);
+        await driver.update(ITEMS, ['tx-a'], { id: 'tx-a', qty: 3 }, 2, 5_000_001);
         wrote();
         await held;
       });

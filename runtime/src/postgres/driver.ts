@@ -17,6 +17,7 @@ import type {
   HistoryEntry,
   KeyValues,
   ListQuery,
+  RecordUpdate,
   OpenOptions,
   StorageDriver,
   StoredFields,
@@ -68,7 +69,15 @@ import {
   statementName,
   type TableState,
 } from './statements.js';
-import { checkTime, keyParams, normalizeKey, toParam, toStored, type Row } from './values.js';
+import {
+  checkTime,
+  keyParams,
+  normalizeKey,
+  toParam,
+  toStored,
+  toText,
+  type Row,
+} from './values.js';
 
 export type { PostgresDriverOptions } from './options.js';
 
@@ -514,6 +523,73 @@ ${PostgresOutbox.FIRST_SEQ}`;
       if (sqlState(error) === '23505') return throwUnique(error, table) ?? { status: 'duplicate' };
       throw error;
     }
+  }
+
+  /**
+   * `update` of several records in one statement (`UPDATE … FROM unnest(…)`), all or none, in an
+   * open transaction (outside one, in a transaction of its own): an upsert of a list updates a
+   * window of records in one round trip instead of one each. Resolves to `undefined`, having
+   * written nothing, when one record was not updated (its version changed) or breaks a unique
+   * rule or names a missing record — and also for the writes this statement does not make, which
+   * the caller then makes one by one as `update` does: renames, and tables that keep a history.
+   */
+  async updateMany(
+    table: TableDescriptor,
+    updates: readonly RecordUpdate[],
+    now: number,
+    options: WriteOptions = {},
+  ): Promise<number[] | undefined> {
+    if (this.scope.getStore() === undefined) {
+      this.checkOpen();
+      return await this.transaction(() => this.updateMany(table, updates, now, options));
+    }
+    const state = this.state(table);
+    checkTime(now);
+    if (updates.length === 0) return [];
+    const recorder = state.recorder;
+    if (this.keeps(table) || updates.some((update) => recorder.renames(update.key, update.record)))
+      return undefined;
+    const references = this.references?.checks(table) === true ? this.references : undefined;
+    const records = updates.map((update) => update.record);
+    const columnArrays = state.columns.map((column) =>
+      records.map((record) => toText(table.table, column, record[column.name])),
+    );
+    const keys = state.keyIndexes.map((index, i) =>
+      updates.map((update) => toText(table.table, state.columns[index]!, update.key[i])),
+    );
+    const versions = updates.map((update) => update.expectedVersion);
+    const text = state.updateMany;
+    try {
+      await this.atomically(async (client) => {
+        // The records they name are locked first, as by `insert` (and checked once written,
+        // for names of records of the list itself).
+        const found = new Map<string, Set<string>>();
+        if (references !== undefined) await references.missing(client, table, records, found);
+        const result = await client.query({
+          name: statementName(text),
+          text,
+          values: [...columnArrays, ...keys, versions, table.entity, now],
+          rowMode: 'array',
+        });
+        // One record not at its expected version: the savepoint rolls the others back.
+        if (Number((result.rows[0] as Row | undefined)?.[0]) !== updates.length)
+          throw new NotWritten();
+        // A missing record: one by one, the caller learns which record names it.
+        if ((await references?.missing(client, table, records, found)) !== undefined)
+          throw new NotWritten();
+      });
+    } catch (error) {
+      if (error instanceof NotWritten) return undefined;
+      if (sqlState(error) === '23505' && uniqueViolation(error, table, undefined) !== undefined)
+        return undefined;
+      throw error;
+    }
+    if (state.drafter !== undefined)
+      this.appendNow(
+        records.map((record) => state.drafter!.draft('updated', record)),
+        now,
+      );
+    return updates.map((update) => update.expectedVersion + 1);
   }
 
   async delete(

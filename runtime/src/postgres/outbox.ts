@@ -165,14 +165,17 @@ COMMIT`;
     },
     guard?: string,
   ): string {
+    // The count is taken once, in the counter's row: computed for each event, it would parse the
+    // whole array again for every element (a generic plan does not fold it), quadratic in the
+    // number of events.
     const count = `json_array_length(${p.ids}::JSON)`;
     return `"_eg_seq" AS (
   UPDATE ${this.seqTable} SET "last" = "last" + ${count}
    WHERE "id" = 1${guard === undefined ? '' : ` AND EXISTS (SELECT 1 FROM ${guard})`}
-  RETURNING "last"
+  RETURNING "last", "last" - ${count} AS "before"
 ), "_eg_events" AS (
   INSERT INTO ${this.eventsTable} ("seq", "entity", "record_id", "op", "record", "time_ms")
-  SELECT "_eg_seq"."last" - ${count} + "_eg_e"."n", ${p.entity}::TEXT, "_eg_e"."id", "_eg_e"."op", "_eg_e"."record"::TEXT, ${p.now}::BIGINT
+  SELECT "_eg_seq"."before" + "_eg_e"."n", ${p.entity}::TEXT, "_eg_e"."id", "_eg_e"."op", "_eg_e"."record"::TEXT, ${p.now}::BIGINT
     FROM "_eg_seq", ROWS FROM (json_array_elements_text(${p.ids}::JSON), json_array_elements_text(${p.ops}::JSON), json_array_elements(${p.records}::JSON))
          WITH ORDINALITY AS "_eg_e"("id", "op", "record", "n")
   RETURNING "seq"

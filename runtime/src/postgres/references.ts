@@ -31,7 +31,12 @@ import {
 } from '../references.js';
 import { PostgresOutbox } from './outbox.js';
 import { castType, CREATED_COLUMN, quoteIdent, UPDATED_COLUMN, VERSION_COLUMN } from './schema.js';
-import { TRANSACTION_ACTIVITY, statementName, type TableState } from './statements.js';
+import {
+  TRANSACTION_ACTIVITY,
+  statementName,
+  transactionTouch,
+  type TableState,
+} from './statements.js';
 import { keyParams, normalizeKey, toParam, toStored, type Row } from './values.js';
 
 /** The change drafts a cascade made, per entity (the outbox appends one entity at a time). */
@@ -370,13 +375,12 @@ FOR SHARE OF "_eg_t"`
     now: number,
   ): Promise<void> {
     const a = this.activityTable;
-    const entity = state.inTransaction ? `$1::TEXT || ${TRANSACTION_ACTIVITY}` : '$1::TEXT';
-    await this.query(
-      client,
-      `INSERT INTO ${a} ("entity", "${column}") VALUES (${entity}, $2::BIGINT)
-ON CONFLICT ("entity") DO UPDATE SET "${column}" = GREATEST(COALESCE(${a}."${column}", EXCLUDED."${column}"), EXCLUDED."${column}")`,
-      [state.descriptor.entity, now],
-    );
+    const text = state.inTransaction
+      ? `INSERT INTO ${a} ("entity", "${column}") VALUES ($1::TEXT || ${TRANSACTION_ACTIVITY}, $2::BIGINT)
+ON CONFLICT ("entity") DO ${transactionTouch(a, column)}`
+      : `INSERT INTO ${a} ("entity", "${column}") VALUES ($1::TEXT, $2::BIGINT)
+ON CONFLICT ("entity") DO UPDATE SET "${column}" = GREATEST(COALESCE(${a}."${column}", EXCLUDED."${column}"), EXCLUDED."${column}")`;
+    await this.query(client, text, [state.descriptor.entity, now]);
   }
 
   private query(client: pg.PoolClient, text: string, values: unknown[]): Promise<pg.QueryResult> {

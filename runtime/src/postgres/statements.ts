@@ -48,6 +48,18 @@ SELECT "entity", max("last_create_ms"), max("last_update_ms"), max("last_delete_
 ON CONFLICT ("entity") DO UPDATE SET ${['last_create_ms', 'last_update_ms', 'last_delete_ms'].map(latest).join(', ')}`;
 }
 
+/**
+ * What a write inside a transaction does to its transaction's `_eg_activity` row when it exists:
+ * sets the time only when it is later. A row updated again by every write of a transaction of
+ * thousands (each in its savepoint) makes each update slower than the last — PostgreSQL checks
+ * every version the transaction left — so a change of 10 000 records by filter took minutes;
+ * the writes of one bulk request share one time, and touch the row once.
+ */
+export function transactionTouch(activityTable: string, column: string): string {
+  return `UPDATE SET "${column}" = EXCLUDED."${column}"
+  WHERE ${activityTable}."${column}" IS NULL OR ${activityTable}."${column}" < EXCLUDED."${column}"`;
+}
+
 /** Prepared-statement texts and value codecs of one table. */
 export interface TableState extends TableCodec {
   /** Whether its writes touch the transaction's own `_eg_activity` row (`TRANSACTION_ACTIVITY`). */
@@ -62,6 +74,12 @@ export interface TableState extends TableCodec {
   /** The insert of a list of at least `NUMBERED_INSERT` records, its changes numbered at once. */
   readonly insertNumbered: string;
   readonly update: string;
+  /**
+   * The update of a list of records that keep their keys (`StorageDriver.updateMany`): $1…$n one
+   * TEXT[] per column, then one TEXT[] per key column, the expected versions (BIGINT[]), the
+   * entity and now. Its row: how many records were updated. Events are appended by the caller.
+   */
+  readonly updateMany: string;
   /**
    * `update` of a `history` table that also keeps the record's next version (`"_eg_kept"`,
    * history.ts) and, with `events`, queues its event carrying that version: one statement. Its row:
@@ -136,7 +154,10 @@ export function prepareTable(descriptor: TableDescriptor, where: StatementTarget
   const keyWhere = (first: number): string =>
     descriptor.key.map((k, i) => `${quoteIdent(k)} = $${first + i}`).join(' AND ');
   const touch = (column: string, source: string, entity: string, now: string): string =>
-    `INSERT INTO ${activityTable} ("entity", "${column}") SELECT ${entity}::TEXT${inTransaction ? ` || ${TRANSACTION_ACTIVITY}` : ''}, ${now}::BIGINT FROM ${source}
+    inTransaction
+      ? `INSERT INTO ${activityTable} ("entity", "${column}") SELECT ${entity}::TEXT || ${TRANSACTION_ACTIVITY}, ${now}::BIGINT FROM ${source}
+ON CONFLICT ("entity") DO ${transactionTouch(activityTable, column)}`
+      : `INSERT INTO ${activityTable} ("entity", "${column}") SELECT ${entity}::TEXT, ${now}::BIGINT FROM ${source}
 ON CONFLICT ("entity") DO UPDATE SET "${column}" =
   GREATEST(COALESCE(${activityTable}."${column}", EXCLUDED."${column}"), EXCLUDED."${column}")`;
 
@@ -215,6 +236,22 @@ SELECT ${version}, (${PostgresOutbox.ARRIVALS}) FROM "_eg_updated"`
       : `
 SELECT ${version} FROM "_eg_updated"`
   }`;
+  // The update of a list: the records as arrays, one element per record (`updateMany`).
+  const keyInput = descriptor.key.map((_, i) => `"_k${i + 1}"`);
+  const updateMany = `WITH "_eg_input" AS (
+SELECT * FROM unnest(${[...columns.map((_, i) => `$${i + 1}::TEXT[]`), ...descriptor.key.map((_, i) => `$${n + 1 + i}::TEXT[]`), `$${n + k + 1}::BIGINT[]`].join(', ')})
+  AS "_eg_input"(${[...input, ...keyInput, '"_v"'].join(', ')})
+), "_eg_updated" AS (
+UPDATE ${tableSql} AS "_eg_t" SET ${columns.map((c, i) => `${names[i]} = "_eg_input".${input[i]}::${castType(c.kind)}`).join(', ')}, ${updated} = $${n + k + 3}::BIGINT, ${version} = "_eg_t".${version} + 1
+  FROM "_eg_input"
+ WHERE ${keyIndexes.map((index, i) => `"_eg_t".${names[index]} = "_eg_input".${keyInput[i]}::${castType(columns[index]!.kind)}`).join(' AND ')} AND "_eg_t".${version} = "_eg_input"."_v"
+RETURNING 1
+), "_eg_touch" AS (
+${touch('last_update_ms', `(SELECT count(*) AS "n" FROM "_eg_updated") AS "_eg_count" WHERE "_eg_count"."n" > 0`, `$${n + k + 2}`, `$${n + k + 3}`)}
+RETURNING 1
+)
+SELECT count(*) FROM "_eg_updated"`;
+
   // With history: the version kept only when the update happened, the event only once kept.
   const kept = {
     entity: `$${n + 3 + k}`,
@@ -300,6 +337,7 @@ JOIN unnest(${keyColumns.map((_, i) => `$${i + 1}::TEXT[]`).join(', ')}) AS "_eg
     insert,
     insertNumbered,
     update,
+    updateMany,
     updateKept,
     delete: remove(false, soft ? 'mark' : 'delete'),
     deleteVersion: remove(true, soft ? 'mark' : 'delete'),

@@ -376,6 +376,40 @@ export function describeBulkWritesSuite(label: string, makeDriver: MakeDriver): 
         expect(changes.map((change) => change.seq - changes[0]!.seq)).toEqual([0, 1, 2]);
       });
 
+      it('changes more records than a window holds, in key order, one event each, versions up', async () => {
+        // Written 1 000 at a time: 2 500 records cross two window boundaries.
+        await post('/data/category', { name: `${p}bulk` });
+        const code = (n: number) => `n${String(n).padStart(4, '0')}`;
+        const all = Array.from({ length: 2_500 }, (_, n) => n);
+        const made = await post(
+          '/data/product',
+          all.map((n) => product(code(n), `${p}bulk`, '1')),
+        );
+        expect(made.status).toBe(200);
+        const before = await lastSeq();
+        const response = await service.request(
+          'PATCH',
+          `/data/product?category=${p}bulk&maxAffected=2500`,
+          { body: { data: { stock: 3 } } },
+        );
+        expect(response.status).toBe(200);
+        expect(response.body.meta.count).toBe(2_500);
+        expect(response.body.data.map((r: { code: string }) => r.code)).toEqual(
+          all.map((n) => `${p}${code(n)}`),
+        );
+        const sample = [0, 999, 1000, 2499];
+        expect(await products(...sample.map(code))).toEqual(
+          sample.map((n) => product(code(n), `${p}bulk`, '1', { stock: 3 })),
+        );
+        const tag = await service.request('GET', `/data/product/${p}${code(1000)}`);
+        expect(tag.headers.get('etag')).toBe('"2"');
+        const changes = await changesAfter(before);
+        expect(changes.map((change) => [change.op, change.id])).toEqual(
+          all.map((n) => ['updated', `${p}${code(n)}`]),
+        );
+        expect(changes.at(-1)!.seq - changes[0]!.seq).toBe(2_499);
+      });
+
       it('changes below maxAffected, through a reference filter too', async () => {
         await threeTools();
         const response = await service.request(
