@@ -3,7 +3,8 @@
 // (synchronous FULL) or PostgreSQL:
 // - a 10 000-record upsert (`POST ?onConflict=replace`), half of whose keys exist (changed
 //   prices: 5 000 updates, 5 000 inserts), against a plain 10 000-record insert (one POST);
-// - a PATCH by filter of 10 000 records (`?lot=<lot>&maxAffected=10000`).
+// - a PATCH by filter of 10 000 records (`?lot=<lot>&maxAffected=10000`), then a DELETE by filter
+//   of the upsert's 10 000 records.
 //
 //   node bench/bulk-writes.mjs            3 rounds
 //   node bench/bulk-writes.mjs --quick    1 round
@@ -105,6 +106,7 @@ async function main() {
 
   const inserts = [];
   const upserts = [];
+  const deletes = [];
   const insertCpu = [];
   const upsertCpu = [];
   const patches = [];
@@ -137,8 +139,16 @@ async function main() {
     );
     if (JSON.parse(patch.text).meta.count !== RECORDS) throw new Error('PATCH missed records');
     patches.push(patch.ms);
+    // The upsert's records, all of them: a DELETE by filter of as many.
+    const removed = await timed(
+      base,
+      'DELETE',
+      `/data/PRODUCT?lot=u${RUN}${round}&maxAffected=10000`,
+    );
+    if (JSON.parse(removed.text).meta.count !== RECORDS) throw new Error('DELETE missed records');
+    deletes.push(removed.ms);
     log(
-      `  round ${round + 1}: insert ${fmt(insert.ms)}, upsert ${fmt(upsert.ms)}, PATCH by filter ${fmt(patch.ms)}`,
+      `  round ${round + 1}: insert ${fmt(insert.ms)}, upsert ${fmt(upsert.ms)}, PATCH by filter ${fmt(patch.ms)}, DELETE by filter ${fmt(removed.ms)}`,
     );
   }
   const left = await getJson(base, `/entity/PRODUCT/recordCounts?lot=i${RUN}0&stock[NOT_EQUALS]=7`);
@@ -163,6 +173,7 @@ async function main() {
     `| plain insert of ${n} records (one POST) | ${fmt(insert)} | ${inserts.map(fmt).join(', ')} | |`,
     `| upsert of ${n} records, half existing (\`onConflict=replace\`) | ${fmt(upsert)} | ${upserts.map(fmt).join(', ')} | speed ≥ 0.7× the insert: **${(insert / upsert).toFixed(2)}×** |`,
     `| PATCH by filter of ${n} records | ${fmt(patch)} | ${patches.map(fmt).join(', ')} | < 1 s |`,
+    `| DELETE by filter of ${n} records | ${fmt(median(deletes))} | ${deletes.map(fmt).join(', ')} | |`,
     '',
     `Service CPU per request (10 ms ticks, from /proc; the wall time above also holds the commit's`,
     `fsync and, on a shared machine, time taken by other guests): insert ${fmt(median(insertCpu))}, upsert`,
