@@ -816,11 +816,15 @@ async function upsertRecords<R extends object>(
         for (const item of batch) await upsert(item.index);
         return;
       }
+      const afterInsert = hooks.afterInsert;
       for (const { index, record } of batch) {
-        try {
-          await hooks.afterInsert?.(record, ctx);
-        } catch (error) {
-          throw named(error, index);
+        // Awaited only when there is a hook (a promise per record costs a 10 000-record upsert).
+        if (afterInsert !== undefined) {
+          try {
+            await afterInsert(record, ctx);
+          } catch (error) {
+            throw named(error, index);
+          }
         }
         results[index] = { fate: 'created', record, version: 1, time: now };
       }
@@ -843,8 +847,9 @@ async function upsertRecords<R extends object>(
       if (batch.length === 0) return;
       const versions = await updateMany!(
         definition.table,
-        batch.map(({ existing, write }) => ({
-          key: definition.keyOf(existing.record as R),
+        batch.map(({ index, existing, write }) => ({
+          // The key the record was read by (it is not being changed).
+          key: keys[index]!.key,
           record: toFields(write.record),
           expectedVersion: existing.version,
           previous: existing.record,
@@ -856,9 +861,15 @@ async function upsertRecords<R extends object>(
         for (const { index, existing } of batch) await upsert(index, existing);
         return;
       }
-      batch.forEach(({ index, write }, n) => {
-        results[index] = { ...write, version: versions[n]! };
-      });
+      for (let n = 0; n < batch.length; n++) {
+        const { index, write } = batch[n]!;
+        results[index] = {
+          fate: write.fate,
+          record: write.record,
+          version: versions[n]!,
+          time: write.time,
+        };
+      }
     };
     // The records are read a window at a time, and written at most a window at a time: what a
     // window reads and writes is garbage before the next one, not carried through the request
@@ -957,29 +968,36 @@ function upsertKey(
   input: unknown,
   index: number | undefined,
 ): { readonly key: KeyValues; readonly id: string } {
-  const where = index === undefined ? 'The record' : `Record ${index} of the list`;
   if (!isPlainObject(input))
-    throw new BadRequestError(`${where} must be a JSON object of Entity ${definition.name}`);
-  const parts: string[] = [];
-  for (const name of definition.table.key) {
+    throw new BadRequestError(
+      `${upsertRecordName(index)} must be a JSON object of Entity ${definition.name}`,
+    );
+  const names = definition.table.key;
+  let id = '';
+  for (let k = 0; k < names.length; k++) {
+    const name = names[k]!;
     const value = input[name];
     if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
       const path = index === undefined ? [name] : [index, name];
       throw new BadRequestError(
-        `${where} has no key field ${name}: an upsert finds records by their key`,
+        `${upsertRecordName(index)} has no key field ${name}: an upsert finds records by their key`,
         [{ path, code: 'required', message: `Field ${name} is required` }],
       );
     }
-    parts.push(String(value));
+    id = k === 0 ? String(value) : `${id}${definition.keySeparator}${String(value)}`;
   }
-  const id = parts.join(definition.keySeparator);
   const key = definition.parseId(id);
   if (key === undefined) {
     throw new BadRequestError(
-      `${where} has the key ${quoteInput(id)}, which no record of Entity ${definition.name} can have`,
+      `${upsertRecordName(index)} has the key ${quoteInput(id)}, which no record of Entity ${definition.name} can have`,
     );
   }
   return { key, id };
+}
+
+/** How an upsert's error names its record (made only for an error). */
+function upsertRecordName(index: number | undefined): string {
+  return index === undefined ? 'The record' : `Record ${index} of the list`;
 }
 
 /** The upsert of one record: read it, decide its fate, write it (again if someone got in between). */

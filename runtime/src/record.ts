@@ -56,7 +56,17 @@ export function parseKey(
   separator: string,
   converters: readonly Converter<KeyValue>[],
 ): KeyValues | undefined {
-  const parts = converters.length === 1 ? [id] : id.split(separator);
+  if (converters.length === 1) {
+    // One key field: the id is its value (no list of parts is made; an upsert parses 10 000).
+    if (id === '') return undefined;
+    const value = converters[0]!(id, RECORD_ROOT, 0, scratch);
+    if (value === undefined) {
+      scratch.length = 0;
+      return undefined;
+    }
+    return [value];
+  }
+  const parts = id.split(separator);
   if (parts.length !== converters.length) return undefined;
   const values: KeyValue[] = [];
   for (let index = 0; index < parts.length; index++) {

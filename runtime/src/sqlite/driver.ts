@@ -437,14 +437,16 @@ export class SqliteDriver implements StorageDriver {
     try {
       checkTime(now);
       const by = options.by ?? null;
+      const width = state.layout.writeColumns.length;
       for (const { key, record, expectedVersion, previous } of updates) {
-        const keyParams: unknown[] = [];
-        state.layout.keyParams(key, keyParams);
-        const one: unknown[] = [];
-        state.layout.writeParams(record, one);
-        one.push(now);
-        for (const value of keyParams) one.push(value);
-        one.push(expectedVersion);
+        const keyParams = new Array<unknown>(key.length);
+        state.layout.keyParams(key, keyParams, 0);
+        // The write columns, the time, the key, the expected version: sized once.
+        const one = new Array<unknown>(width + keyParams.length + 2);
+        let p = state.layout.writeParams(record, one);
+        one[p++] = now;
+        for (let k = 0; k < keyParams.length; k++) one[p++] = keyParams[k];
+        one[p] = expectedVersion;
         params.push(one);
         changes.push({ key, record, keyParams, by });
         if (previous === undefined) {

@@ -71,6 +71,10 @@ export class TableLayout {
   private readonly decoders: readonly Decoder[];
   /** For each shadow column, the index of its DECIMAL field. */
   private readonly shadowSources: readonly number[];
+  /** Where `differingColumns` gathers its answer. */
+  private readonly scratch: number[] = [];
+  /** For each shadow column, `table.field` of its DECIMAL field (named by a failing value). */
+  private readonly shadowLabels: readonly string[];
   /** Field names that cannot be assigned with `record[name] = …`. */
   private readonly unsafeNames: readonly boolean[];
   /** Columns that are not part of a record (`ColumnDescriptor.fixed`). */
@@ -104,6 +108,9 @@ export class TableLayout {
       }
     });
     this.shadowSources = shadowSources;
+    this.shadowLabels = shadowSources.map(
+      (index) => `${descriptor.table}.${this.columns[index]!.name}`,
+    );
     this.writeColumns = [
       ...this.columns.map((c) => c.name),
       ...shadowSources.map((i) => decimalShadowColumn(this.columns[i]!.name)),
@@ -307,18 +314,17 @@ export class TableLayout {
    * `into` from position `at`; returns the position after them.
    */
   writeParams(record: StoredFields, into: unknown[], at = 0): number {
-    const { columns, encoders, shadowSources } = this;
+    const { columns, encoders, shadowSources, shadowLabels } = this;
     let p = at;
     for (let i = 0; i < columns.length; i++) {
       into[p++] = encoders[i]!(record[columns[i]!.name]);
     }
     for (let s = 0; s < shadowSources.length; s++) {
-      const index = shadowSources[s]!;
-      const value = record[columns[index]!.name];
+      const value = record[columns[shadowSources[s]!]!.name];
       into[p++] =
         value === undefined || value === null
           ? null
-          : requireDecimalSortKey(value, `${this.descriptor.table}.${columns[index]!.name}`);
+          : requireDecimalSortKey(value, shadowLabels[s]!);
     }
     return p;
   }
@@ -332,23 +338,26 @@ export class TableLayout {
   differingColumns(previous: StoredFields, current: readonly unknown[]): number[] {
     const { columns, encoders, shadowSources } = this;
     const n = columns.length;
-    const differ: number[] = [];
+    // Gathered in a scratch list and copied at its size (a row differs in a column or two; a
+    // list grown by push would keep room for sixteen, for each of 10 000 rows of an upsert).
+    const differ = this.scratch;
+    differ.length = 0;
     for (let i = 0; i < n; i++)
       if (encoders[i]!(previous[columns[i]!.name]) !== current[i]) differ.push(i);
     for (let s = 0; s < shadowSources.length; s++)
       if (differ.includes(shadowSources[s]!)) differ.push(n + s);
-    return differ;
+    return differ.slice();
   }
 
-  /** Encoded key values, checked for arity. */
-  keyParams(key: readonly unknown[], into: unknown[]): void {
+  /** Encoded key values, checked for arity, written into `into` from `at` (by default, its end). */
+  keyParams(key: readonly unknown[], into: unknown[], at = into.length): void {
     const { keyEncoders } = this;
     if (key.length !== keyEncoders.length) {
       throw new Error(
         `Table ${this.descriptor.table}: expected ${keyEncoders.length} key values, got ${key.length}`,
       );
     }
-    for (let i = 0; i < keyEncoders.length; i++) into.push(keyEncoders[i]!(key[i]));
+    for (let i = 0; i < keyEncoders.length; i++) into[at + i] = keyEncoders[i]!(key[i]);
   }
 
   /** A record from a raw row (fields in declared order; NULL columns omitted). */
