@@ -847,9 +847,8 @@ async function upsertRecords<R extends object>(
       if (batch.length === 0) return;
       const versions = await updateMany!(
         definition.table,
-        batch.map(({ index, existing, write }) => ({
-          // The key the record was read by (it is not being changed).
-          key: keys[index]!.key,
+        batch.map(({ existing, write }) => ({
+          key: definition.keyOf(existing.record as R),
           record: toFields(write.record),
           expectedVersion: existing.version,
           previous: existing.record,
