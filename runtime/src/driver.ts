@@ -147,10 +147,11 @@ export interface RecordTexts {
   /** `JSON.stringify(stored.record)` of each record, in list order. */
   readonly texts: readonly string[];
   /**
-   * The stored record at the index asked for, if the list reached it. With `fields`, it may hold
-   * only the selected fields, the `orderBy` fields and the key (what its cursor is made from).
+   * The record at the index asked for, if the list reached it: what the page's `next` cursor is
+   * made from (its version and times are not read). With `fields`, it may hold only the selected
+   * fields, the `orderBy` fields and the key.
    */
-  readonly kept: StoredRecord | undefined;
+  readonly kept: Pick<StoredRecord, 'record'> | undefined;
   /**
    * With `counted`: the number of records matching the list's filters, read in the same snapshot
    * as the page (`count=true`, SPEC §17); absent when the driver did not count (the caller then

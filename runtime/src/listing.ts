@@ -254,7 +254,7 @@ function pageMeta(
   request: ListRequest,
   pageSize: number,
   hasMore: boolean,
-  last: StoredRecord | undefined,
+  last: Pick<StoredRecord, 'record'> | undefined,
   cursorKey: string | undefined,
 ): Record<string, unknown> {
   const meta: Record<string, unknown> = {};

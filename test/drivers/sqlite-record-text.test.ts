@@ -215,7 +215,7 @@ describe.each([
       const { texts, kept } = await driver.listTexts(table, query, 1);
       expect(texts).toEqual(listed.map((stored) => JSON.stringify(stored.record)));
       expect(texts[2]).toBe('{"id":"d","doc":{"w":"A/","v":[]}}');
-      expect(kept).toEqual(listed[1]);
+      expect(kept).toEqual({ record: listed[1]!.record });
       const none = await driver.listTexts(table, query, 5);
       expect(none.kept).toBeUndefined();
     } finally {
@@ -254,7 +254,7 @@ describe.each([
       // The cursor's record holds the order field and the key besides the selected fields: the
       // other columns were not read.
       expect(listed[1]!.record).toMatchObject({ ratio: 0.5, on: false });
-      expect(kept).toEqual({ ...listed[1], record: { id: 'b', count: 2, price: '1.25' } });
+      expect(kept).toEqual({ record: { id: 'b', count: 2, price: '1.25' } });
     } finally {
       await driver.close();
     }

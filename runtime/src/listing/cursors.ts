@@ -106,7 +106,7 @@ export function encodeCursor(
   orderBy: readonly OrderTerm[],
   signature: string,
   pageSize: number,
-  last: StoredRecord,
+  last: Pick<StoredRecord, 'record'>,
   key: string | undefined,
 ): string {
   const record = last.record;

@@ -622,7 +622,7 @@ export class SqliteDriver implements StorageDriver {
         pool === undefined
           ? rowTexts(shape, this.cached(sql, true).all(params) as Row[], keep)
           : await pool.texts(sql, params as unknown[], shape, keep);
-      const kept = row === undefined ? undefined : toStored(state.layout, widen(row));
+      const kept = row === undefined ? undefined : { record: state.layout.decode(widen(row)) };
       if (!counted) return { texts, kept };
       // An empty page (past the end) carries no count: counted on its own.
       return { texts, kept, count: count ?? (await this.count(table, query)) };
@@ -669,7 +669,7 @@ export class SqliteDriver implements StorageDriver {
         this.cached(sql, true).all(params) as Row[],
         keep,
       );
-      const kept = row === undefined ? undefined : toStored(state.layout, widen(row));
+      const kept = row === undefined ? undefined : { record: state.layout.decode(widen(row)) };
       if (!counted) return { texts, kept };
       // An empty page (past the end) carries no count: counted here, as the page was.
       if (count !== undefined) return { texts, kept, count };
@@ -700,7 +700,7 @@ export class SqliteDriver implements StorageDriver {
     let shape: RecordShape;
     let widen: (row: Row) => Row;
     if (fields === undefined) {
-      select = state.layout.selectList();
+      select = state.layout.textSelectList();
       shape = state.layout.shape;
       widen = (row) => row;
     } else {

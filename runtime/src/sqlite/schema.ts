@@ -54,7 +54,7 @@ export interface Projection {
   readonly select: string;
   /** The shape of its rows, writing the selected fields only. */
   readonly shape: RecordShape;
-  /** A row of `select` as the full row (`TableLayout.selectList`'s), unread columns NULL. */
+  /** A row of `select` as the row of all fields (`TableLayout.textSelectList`'s), unread NULL. */
   readonly widen: (row: readonly unknown[]) => unknown[];
 }
 
@@ -260,6 +260,15 @@ export class TableLayout {
     return this.descriptor.softDelete === true ? [DELETED_AT_COLUMN, DELETED_BY_COLUMN] : [];
   }
 
+  /**
+   * Select list of the pages written as text (`listTexts`): the fields in declared order only. The
+   * version and times are not part of a listed record's text, and not reading them spares SQLite
+   * and better-sqlite3 three values per row (a fifth of a five-field page's statement).
+   */
+  textSelectList(): string {
+    return this.columns.map((c) => `${this.tableSql}.${quoteIdentifier(c.name)}`).join(', ');
+  }
+
   /** Select list: fields in declared order, then version, created, updated. */
   selectList(): string {
     return [...this.columns.map((c) => c.name), VERSION_COLUMN, CREATED_COLUMN, UPDATED_COLUMN]
@@ -269,10 +278,10 @@ export class TableLayout {
 
   /**
    * What a list of `fields=` reads: the columns of `needed` (the selected fields, the order's and
-   * the key's) in declared order, then version, created, updated; the shape writing the fields of
-   * `shown` from such a row; and how to widen a row to the full row `decode` reads (the others
-   * NULL). Selecting nothing else spares SQLite and better-sqlite3 a value per unread column and
-   * row (selecting them as `NULL` cost a fifth of a page's statement with 20 columns).
+   * the key's) in declared order; the shape writing the fields of `shown` from such a row; and how
+   * to widen a row to the row of all fields `decode` reads (the others NULL). Selecting nothing
+   * else spares SQLite and better-sqlite3 a value per unread column and row (selecting them as
+   * `NULL` cost a fifth of a page's statement with 20 columns).
    */
   projection(needed: ReadonlySet<string>, shown: ReadonlySet<string>): Projection {
     const picked: number[] = [];
@@ -281,13 +290,8 @@ export class TableLayout {
     });
     const width = this.columns.length;
     return {
-      select: [
-        ...picked.map((index) => this.columns[index]!.name),
-        VERSION_COLUMN,
-        CREATED_COLUMN,
-        UPDATED_COLUMN,
-      ]
-        .map((c) => `${this.tableSql}.${quoteIdentifier(c)}`)
+      select: picked
+        .map((index) => `${this.tableSql}.${quoteIdentifier(this.columns[index]!.name)}`)
         .join(', '),
       shape: {
         keys: picked.map((index) => this.shape.keys[index]!),
@@ -296,9 +300,8 @@ export class TableLayout {
         ),
       },
       widen: (row) => {
-        const full: unknown[] = new Array<unknown>(width + 3).fill(null);
+        const full: unknown[] = new Array<unknown>(width).fill(null);
         for (let i = 0; i < picked.length; i++) full[picked[i]!] = row[i];
-        for (let i = 0; i < 3; i++) full[width + i] = row[picked.length + i];
         return full;
       },
     };
