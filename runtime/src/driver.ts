@@ -362,6 +362,29 @@ export interface WriteOptions {
   readonly by?: string | null;
 }
 
+/** What `StorageDriver.replaceMany` keeps of a stored record, and what it does not compare. */
+export interface ReplaceOptions extends WriteOptions {
+  /**
+   * Fields an update leaves as stored: neither written nor compared (the server-set `createdAt`
+   * and `createdBy`).
+   */
+  readonly keep?: readonly string[];
+  /**
+   * Fields written but not compared (the server-set `updatedAt` and `updatedBy`): a record that
+   * differs from the stored one only there is unchanged, and not written.
+   */
+  readonly stamped?: readonly string[];
+}
+
+/** A record of `StorageDriver.replaceMany` as stored after it, and what became of it. */
+export interface ReplacedRecord extends StoredRecord {
+  /**
+   * `created`: its key was free; `updated`: the stored record differed and was replaced (version
+   * + 1); `unchanged`: the stored record held the same fields, and nothing was written.
+   */
+  readonly fate: 'created' | 'updated' | 'unchanged';
+}
+
 /** One kept version of a record of a `history` table. */
 export interface HistoryEntry {
   /** 1, 2, … per record, in commit order; a rename keeps counting under the new key. */
@@ -462,6 +485,21 @@ export interface StorageDriver {
     now: number,
     options?: WriteOptions,
   ): Promise<number[] | undefined>;
+  /**
+   * Optional: the upsert of a list in replace mode at time `now`, in one statement: each record is
+   * inserted when its key is free, replaces the stored record when a compared field differs, and
+   * is left as stored otherwise (see `ReplaceOptions`). Resolves to the records as stored
+   * afterwards, in their order, with their fates (the changes of those created or updated in that
+   * order); or to `undefined`, having written nothing, when it cannot write them so — a record
+   * breaks a unique rule or names a missing record, or the table keeps a history or soft-deletes —
+   * and the caller then upserts them one by one. Their keys must be distinct.
+   */
+  replaceMany?(
+    table: TableDescriptor,
+    records: readonly StoredFields[],
+    now: number,
+    options?: ReplaceOptions,
+  ): Promise<ReplacedRecord[] | undefined>;
   /**
    * Deletes the record under `key` at time `now` if its version is `expectedVersion` (any when
    * `undefined`), with a `deleted` change, and returns what was deleted. On a `softDelete` table

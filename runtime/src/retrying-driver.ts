@@ -29,6 +29,7 @@ export const DRIVER_MEMBERS = {
   update: 'guarded',
   getMany: 'guarded',
   updateMany: 'guarded',
+  replaceMany: 'guarded',
   delete: 'guarded',
   transaction: 'guarded',
   getDeleted: 'guarded',
@@ -83,6 +84,7 @@ export class RetryingOpenDriver implements StorageDriver {
   declare readonly update: StorageDriver['update'];
   declare readonly getMany: StorageDriver['getMany'];
   declare readonly updateMany: StorageDriver['updateMany'];
+  declare readonly replaceMany: StorageDriver['replaceMany'];
   declare readonly delete: StorageDriver['delete'];
   declare readonly transaction: StorageDriver['transaction'];
   declare readonly getDeleted: StorageDriver['getDeleted'];

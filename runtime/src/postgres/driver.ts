@@ -19,6 +19,8 @@ import type {
   ListQuery,
   RecordUpdate,
   OpenOptions,
+  ReplacedRecord,
+  ReplaceOptions,
   StorageDriver,
   StoredFields,
   StoredRecord,
@@ -72,6 +74,7 @@ import {
 import {
   checkTime,
   keyParams,
+  keyString,
   normalizeKey,
   toParam,
   toStored,
@@ -590,6 +593,120 @@ ${PostgresOutbox.FIRST_SEQ}`;
         now,
       );
     return updates.map((update) => update.expectedVersion + 1);
+  }
+
+  /**
+   * The upsert of a list in replace mode in one statement (`INSERT … ON CONFLICT (key) DO UPDATE
+   * … WHERE` a compared column differs), in an open transaction (outside one, in a transaction of
+   * its own): no read of the stored records first, and one round trip for creates and updates
+   * alike. The records left unchanged are read afterwards, for the answer. Resolves to
+   * `undefined`, having written nothing, when a record breaks a unique rule or names a missing
+   * record, and for tables that keep a history or soft-delete (their writes are the general
+   * path's).
+   */
+  async replaceMany(
+    table: TableDescriptor,
+    records: readonly StoredFields[],
+    now: number,
+    options: ReplaceOptions = {},
+  ): Promise<ReplacedRecord[] | undefined> {
+    if (this.scope.getStore() === undefined) {
+      this.checkOpen();
+      return await this.transaction(() => this.replaceMany(table, records, now, options));
+    }
+    const state = this.state(table);
+    checkTime(now);
+    if (records.length === 0) return [];
+    if (this.keeps(table) || table.softDelete === true) return undefined;
+    const keep = options.keep ?? [];
+    const text = state.replaceMany(keep, options.stamped ?? []);
+    const keptColumns = state.columns.filter((c) => keep.includes(c.name));
+    const references = this.references?.checks(table) === true ? this.references : undefined;
+    const keyOf = rowKeys(state);
+    const wanted = new Map<unknown, number>();
+    for (let i = 0; i < records.length; i++) wanted.set(keyOf.record(records[i]!), i);
+    if (wanted.size !== records.length) return undefined; // a key given twice
+    const results = new Array<ReplacedRecord | undefined>(records.length);
+    try {
+      await this.atomically(async (client) => {
+        // The records they name are locked first, as by `insert` (and checked once written, for
+        // names of records of the list itself).
+        const found = new Map<string, Set<string>>();
+        if (references !== undefined) await references.missing(client, table, records, found);
+        const written = await client.query({
+          name: statementName(text),
+          text,
+          values: [...insertArrays(state, records), table.entity, now],
+          rowMode: 'array',
+        });
+        const k = state.keyIndexes.length;
+        for (const row of written.rows as Row[]) {
+          const index = wanted.get(keyOf.row(row))!;
+          const record = records[index]!;
+          if (row[row.length - 1] === true) {
+            results[index] = {
+              fate: 'created',
+              record,
+              version: 1,
+              createdAt: now,
+              updatedAt: now,
+            };
+            continue;
+          }
+          // Updated: the fields it keeps are as stored.
+          let stored: Record<string, unknown> | undefined;
+          for (let c = 0; c < keptColumns.length; c++) {
+            const value = row[k + c];
+            stored ??= { ...record };
+            if (value === null || value === undefined) delete stored[keptColumns[c]!.name];
+            else stored[keptColumns[c]!.name] = value;
+          }
+          results[index] = {
+            fate: 'updated',
+            record: stored ?? record,
+            version: Number(row[row.length - 3]),
+            createdAt: Number(row[row.length - 2]),
+            updatedAt: now,
+          };
+        }
+        // A missing record: one by one, the caller learns which record names it.
+        if ((await references?.missing(client, table, records, found)) !== undefined)
+          throw new NotWritten();
+        // The others were left as stored: read for the answer.
+        const unchanged = records.filter((_, i) => results[i] === undefined);
+        if (unchanged.length === 0) return;
+        const read = await client.query({
+          name: statementName(state.getMany),
+          text: state.getMany,
+          values: keyArrays(state, unchanged),
+          rowMode: 'array',
+        });
+        for (const row of read.rows as Row[]) {
+          const index = wanted.get(keyOf.row(row, state.keyIndexes))!;
+          results[index] = { fate: 'unchanged', ...toStored(state, row) };
+        }
+      });
+    } catch (error) {
+      if (error instanceof NotWritten) return undefined;
+      if (sqlState(error) === '23505' && uniqueViolation(error, table, undefined) !== undefined)
+        return undefined;
+      throw error;
+    }
+    const drafter = state.drafter;
+    const replaced = results.map((result, index) => {
+      if (result === undefined)
+        throw new Error(
+          `PostgreSQL driver: record ${index} of replaceMany was neither written nor read`,
+        );
+      return result;
+    });
+    if (drafter !== undefined) {
+      const drafts: ChangeDraft[] = [];
+      for (const { fate, record } of replaced)
+        if (fate !== 'unchanged') drafts.push(drafter.draft(fate, record));
+      this.appendNow(drafts, now);
+    }
+    return replaced;
   }
 
   async delete(
@@ -1218,3 +1335,31 @@ function throwUnique(error: unknown, table: TableDescriptor): undefined {
  * record since it was read) after its history version was written: it rolls the version back.
  */
 class NotWritten extends Error {}
+
+/**
+ * The key of a record, and of a row holding the key columns (at `positions`, by default first),
+ * as one comparable value: the value itself for a key of one text column, else the JSON text of
+ * the normalised values (`normalizeKey`).
+ */
+function rowKeys(state: TableState): {
+  record: (record: StoredFields) => unknown;
+  row: (row: Row, positions?: readonly number[]) => unknown;
+} {
+  const keyColumns = state.keyIndexes.map((index) => state.columns[index]!);
+  if (
+    keyColumns.length === 1 &&
+    keyColumns[0]!.kind === 'text' &&
+    keyColumns[0]!.fixed === undefined
+  ) {
+    const name = keyColumns[0]!.name;
+    return {
+      record: (record) => record[name],
+      row: (row, positions) => row[positions?.[0] ?? 0],
+    };
+  }
+  return {
+    record: (record) => keyString(state, record),
+    row: (row, positions) =>
+      JSON.stringify(keyColumns.map((c, i) => normalizeKey(c.kind, row[positions?.[i] ?? i]))),
+  };
+}

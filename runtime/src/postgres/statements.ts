@@ -81,6 +81,14 @@ export interface TableState extends TableCodec {
    */
   readonly updateMany: string;
   /**
+   * The statement of `replaceMany` whose updates keep the fields `keep` and do not compare
+   * `stamped` (made once per pair): `INSERT … ON CONFLICT (key) DO UPDATE … WHERE` a compared
+   * column differs. $1…$n one TEXT[] per column, $n+1 the entity, $n+2 now. Its rows are those
+   * inserted or updated: the key columns, the `keep` columns (in column order), the version, the
+   * created time and whether the row was inserted. Events are appended by the caller.
+   */
+  readonly replaceMany: (keep: readonly string[], stamped: readonly string[]) => string;
+  /**
    * `update` of a `history` table that also keeps the record's next version (`"_eg_kept"`,
    * history.ts) and, with `events`, queues its event carrying that version: one statement. Its row:
    * the record's version, the arrivals (NULL without `events`), the kept version. Parameters those
@@ -252,6 +260,60 @@ RETURNING 1
 )
 SELECT count(*) FROM "_eg_updated"`;
 
+  // The upsert of a list in replace mode (`replaceMany`): one statement per pair of field lists.
+  const replaceStatements = new Map<string, string>();
+  const replaceMany = (keep: readonly string[], stamped: readonly string[]): string => {
+    const cacheKey = `${keep.join('\0')}\u0001${stamped.join('\0')}`;
+    let text = replaceStatements.get(cacheKey);
+    if (text !== undefined) return text;
+    const keys = new Set(descriptor.key);
+    const kept = new Set(keep);
+    const written = columns.filter(
+      (c) => !keys.has(c.name) && !kept.has(c.name) && c.fixed === undefined,
+    );
+    const compared = written
+      .filter((c) => !stamped.includes(c.name))
+      .map((c) => {
+        const name = quoteIdent(c.name);
+        // NUMERIC as written (`1.50` is not `1.5`), as the records compare in JavaScript.
+        return c.kind === 'decimal'
+          ? `"_eg_t".${name}::TEXT IS DISTINCT FROM EXCLUDED.${name}::TEXT`
+          : `"_eg_t".${name} IS DISTINCT FROM EXCLUDED.${name}`;
+      });
+    const returned = [
+      ...keyIndexes.map((index) => `"_eg_t".${names[index]}`),
+      ...columns.filter((c) => kept.has(c.name)).map((c) => `"_eg_t".${quoteIdent(c.name)}`),
+      `"_eg_t".${version}`,
+      `"_eg_t".${created}`,
+      `("_eg_t".xmax = 0) AS "_eg_new"`,
+    ];
+    const entity = inTransaction ? `$${n + 1}::TEXT || ${TRANSACTION_ACTIVITY}` : `$${n + 1}::TEXT`;
+    const latest = (column: string): string =>
+      `"${column}" = GREATEST(${activityTable}."${column}", EXCLUDED."${column}")`;
+    text = `WITH "_eg_rows" AS (
+INSERT INTO ${tableSql} AS "_eg_t" (${[...names, created, updated, version].join(', ')})
+SELECT ${columns.map((c, i) => `"_eg_input".${input[i]}::${castType(c.kind)}`).join(', ')}, $${n + 2}::BIGINT, $${n + 2}::BIGINT, 1
+  FROM unnest(${columns.map((_, i) => `$${i + 1}::TEXT[]`).join(', ')}) AS "_eg_input"(${input.join(', ')})
+ON CONFLICT (${descriptor.key.map(quoteIdent).join(', ')}) DO UPDATE SET ${[
+      ...written.map((c) => `${quoteIdent(c.name)} = EXCLUDED.${quoteIdent(c.name)}`),
+      `${updated} = EXCLUDED.${updated}`,
+      `${version} = "_eg_t".${version} + 1`,
+    ].join(', ')}
+ WHERE ${compared.length === 0 ? 'FALSE' : compared.join(' OR ')}
+RETURNING ${returned.join(', ')}
+), "_eg_touch" AS (
+INSERT INTO ${activityTable} ("entity", "last_create_ms", "last_update_ms")
+SELECT ${entity}, CASE WHEN "_eg_count"."c" > 0 THEN $${n + 2}::BIGINT END, CASE WHEN "_eg_count"."u" > 0 THEN $${n + 2}::BIGINT END
+  FROM (SELECT count(*) FILTER (WHERE "_eg_new") AS "c", count(*) FILTER (WHERE NOT "_eg_new") AS "u" FROM "_eg_rows") AS "_eg_count"
+ WHERE "_eg_count"."c" + "_eg_count"."u" > 0
+ON CONFLICT ("entity") DO UPDATE SET ${latest('last_create_ms')}, ${latest('last_update_ms')}
+RETURNING 1
+)
+SELECT * FROM "_eg_rows"`;
+    replaceStatements.set(cacheKey, text);
+    return text;
+  };
+
   // With history: the version kept only when the update happened, the event only once kept.
   const kept = {
     entity: `$${n + 3 + k}`,
@@ -338,6 +400,7 @@ JOIN unnest(${keyColumns.map((_, i) => `$${i + 1}::TEXT[]`).join(', ')}) AS "_eg
     insertNumbered,
     update,
     updateMany,
+    replaceMany,
     updateKept,
     delete: remove(false, soft ? 'mark' : 'delete'),
     deleteVersion: remove(true, soft ? 'mark' : 'delete'),

@@ -295,6 +295,24 @@ export function describeBulkWritesSuite(label: string, makeDriver: MakeDriver): 
         ]);
       });
 
+      it('a record naming a missing record writes nothing and is named (replace)', async () => {
+        await post('/data/category', { name: `${p}tools` });
+        await post('/data/product', product('old', `${p}tools`, '1'));
+        const response = await post('/data/product?onConflict=replace', [
+          product('fresh', `${p}tools`, '2'),
+          product('old', `${p}nowhere`, '5'),
+        ]);
+        expect(response.status).toBe(400);
+        expect(response.body.error.reason).toBe(
+          `Record 1 of the list: Field category references CATEGORY record "${p}nowhere", which does not exist`,
+        );
+        expect(response.body.error.issues[0].path).toEqual([1, 'category']);
+        expect(await products('fresh', 'old')).toEqual([
+          { missing: 'fresh' },
+          product('old', `${p}tools`, '1'),
+        ]);
+      });
+
       it('a key twice in the list is a 400 before anything is written', async () => {
         const response = await post('/data/category?onConflict=replace', [
           { name: `${p}x` },

@@ -172,5 +172,35 @@ export function describeGeneratedSuite(label: string, makeDriver: MakeDriver): v
       expect(put.body.data.createdAt).toBe(put.body.meta.lastUpdateTimeISO);
       expect(put.body.data.updatedAt).toBe(put.body.data.createdAt);
     });
+
+    it('an upsert of a list keeps the stored createdAt, moves updatedAt only where a field changed', async () => {
+      const ids = ['a', 'b', 'c'].map((n) => `0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4b0${n}`);
+      const first = await post('ticket', [
+        { id: ids[0], title: 'one' },
+        { id: ids[1], title: 'two' },
+      ]);
+      expect(first.status).toBe(200);
+      const [a0, b0] = first.body.data as Record<string, string>[];
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      const upsert = await service.request('POST', '/data/ticket?onConflict=replace', {
+        body: {
+          data: [
+            // The server sets these fields whatever the body says, as on PUT.
+            { id: ids[0], title: 'one, changed', createdAt: '2000-01-01T00:00:00Z' },
+            { id: ids[1], title: 'two', updatedAt: '2000-01-01T00:00:00Z' },
+            { id: ids[2], title: 'three' },
+          ],
+        },
+      });
+      expect(upsert.status).toBe(200);
+      expect(upsert.body.meta).toMatchObject({ created: 1, updated: 1, unchanged: 1 });
+      const [a1, b1, c1] = upsert.body.data as Record<string, string>[];
+      const time = upsert.body.meta.lastUpdateTimeISO as string;
+      expect(a1).toEqual({ ...a0, title: 'one, changed', updatedAt: time });
+      expect(time > a0!.updatedAt!).toBe(true);
+      expect(b1).toEqual(b0);
+      expect(c1).toEqual({ id: ids[2], title: 'three', createdAt: time, updatedAt: time });
+      for (const record of [a1, b1, c1]) expect(await get('ticket', record!.id!)).toEqual(record);
+    });
   });
 }
