@@ -778,7 +778,7 @@ async function upsertRecords<R extends object>(
     list ? inListRecord(error, index) : error;
   const replaced =
     list && mode === 'replace'
-      ? await replacedAtOnce(ctx, data, definition, hooks, inputs, filled, created!, keys, now)
+      ? await replacedAtOnce(ctx, data, definition, hooks, inputs, filled, created!, now)
       : undefined;
   const written =
     replaced ??
@@ -882,16 +882,21 @@ async function upsertRecords<R extends object>(
       // met again is read again, once what came before is written.
       let found: readonly (StoredRecord | undefined)[] | undefined;
       // A key of one field is its value (of the field's one type); a longer one, its JSON text.
-      const seen = new Set<unknown>();
+      // Only a merge can meet a key again: in the other modes the list was read as an insert
+      // (`readMany`), which refuses a key given twice.
+      const seen = created === undefined ? new Set<unknown>() : undefined;
       for (let index = 0; index < inputs.length; index++) {
         if (index % UPSERT_WINDOW === 0 && data.driver.getMany !== undefined) {
           const window = keys.slice(index, index + UPSERT_WINDOW).map((target) => target.key);
           found = await data.driver.getMany(definition.table, window);
         }
         const target = keys[index]!;
-        const keyText = target.key.length === 1 ? target.key[0] : JSON.stringify(target.key);
-        const again = seen.has(keyText);
-        seen.add(keyText);
+        let again = false;
+        if (seen !== undefined) {
+          const keyText = target.key.length === 1 ? target.key[0] : JSON.stringify(target.key);
+          again = seen.has(keyText);
+          seen.add(keyText);
+        }
         if (again) {
           if (run.length > 0) await flush();
           if (updates.length > 0) await flushUpdates();
@@ -970,7 +975,7 @@ async function upsertRecords<R extends object>(
 /**
  * The upsert of a list in replace mode as one write of the driver (`replaceMany`), when nothing
  * needs the stored records first: no hook, no owner rule, no key the database generates, no
- * insert default given to a record (a replaced record gets none), and no key given twice. The
+ * insert default given to a record (a replaced record gets none). The
  * server-set fields are stamped as for a create; an update keeps the stored `createdAt` and
  * `createdBy`, and a record differing only in `updatedAt`/`updatedBy` is unchanged. Resolves to
  * `undefined` when this does not apply or the driver declined, having written nothing: the
@@ -984,7 +989,6 @@ async function replacedAtOnce<R extends object>(
   inputs: readonly unknown[],
   filled: readonly unknown[],
   created: readonly R[],
-  keys: readonly { readonly key: KeyValues }[],
   now: number,
 ): Promise<RecordWrite<R>[] | undefined> {
   const { driver } = data;
@@ -999,13 +1003,8 @@ async function replacedAtOnce<R extends object>(
     generated.key?.generator === 'sequence'
   )
     return undefined;
+  // The list was read as an insert (`readMany`), which refuses a key given twice.
   for (let i = 0; i < inputs.length; i++) if (filled[i] !== inputs[i]) return undefined;
-  const seen = new Set<unknown>();
-  for (const { key } of keys) {
-    const text = key.length === 1 ? key[0] : JSON.stringify(key);
-    if (seen.has(text)) return undefined;
-    seen.add(text);
-  }
   const subject = subjectOf(ctx);
   for (const record of created)
     stampServerSet(definition, record, undefined, now, subject ?? undefined);
