@@ -610,6 +610,8 @@ ${PostgresOutbox.FIRST_SEQ}`;
     now: number,
     options: ReplaceOptions = {},
   ): Promise<ReplacedRecord[] | undefined> {
+    // Declined before any transaction begins.
+    if (this.keeps(table) || table.softDelete === true) return undefined;
     if (this.scope.getStore() === undefined) {
       this.checkOpen();
       return await this.transaction(() => this.replaceMany(table, records, now, options));
@@ -617,7 +619,6 @@ ${PostgresOutbox.FIRST_SEQ}`;
     const state = this.state(table);
     checkTime(now);
     if (records.length === 0) return [];
-    if (this.keeps(table) || table.softDelete === true) return undefined;
     const keep = options.keep ?? [];
     const text = state.replaceMany(keep, options.stamped ?? []);
     const keptColumns = state.columns.filter((c) => keep.includes(c.name));
