@@ -776,184 +776,184 @@ async function upsertRecords<R extends object>(
   };
   const named = (error: unknown, index: number): unknown =>
     list ? inListRecord(error, index) : error;
-  const replaced =
-    list && mode === 'replace'
-      ? await replacedAtOnce(ctx, data, definition, hooks, inputs, filled, created!, now)
-      : undefined;
-  const written =
-    replaced ??
-    (await atomically(data.driver, async () => {
-      const results: RecordWrite<R>[] = new Array<RecordWrite<R>>(inputs.length);
-      const upsert = async (index: number, found?: StoredRecord): Promise<void> => {
-        try {
-          results[index] = await upsertOne(
-            ctx,
-            data,
-            definition,
-            hooks,
-            keys[index]!,
-            (existing) => build(index, existing),
-            now,
-            found,
-          );
-        } catch (error) {
-          throw named(error, index);
-        }
-      };
-      // Records to create, in a run between two updates: inserted together, as a list insert is.
-      let run: { readonly index: number; readonly record: R }[] = [];
-      const flush = async (): Promise<void> => {
-        const batch = run;
-        run = [];
-        if (batch.length === 0) return;
-        try {
-          await data.driver.insert(
-            definition.table,
-            batch.map((item) => toFields(item.record)),
-            now,
-            { by: subjectOf(ctx) },
-          );
-        } catch (error) {
-          if (error instanceof ReferenceMissingError && list)
-            throw error.at(batch[error.index ?? 0]?.index ?? 0);
-          if (!isDuplicateKeyError(error) && !isUniqueViolationError(error)) throw error;
-          // Another writer created one of them meanwhile, or one breaks a unique rule: each is
-          // upserted again, on its own (the failing one then answers with its own error).
-          for (const item of batch) await upsert(item.index);
-          return;
-        }
-        const afterInsert = hooks.afterInsert;
-        for (const { index, record } of batch) {
-          // Awaited only when there is a hook (a promise per record costs a 10 000-record upsert).
-          if (afterInsert !== undefined) {
-            try {
-              await afterInsert(record, ctx);
-            } catch (error) {
-              throw named(error, index);
-            }
-          }
-          results[index] = { fate: 'created', record, version: 1, time: now };
-        }
-      };
-      // Records to update, in a run between two creates: updated together when no update hook
-      // needs them one by one and the driver can (all or none: else one by one, as without it).
-      const updateMany = data.driver.updateMany?.bind(data.driver);
-      const together =
-        updateMany !== undefined &&
-        hooks.beforeUpdate === undefined &&
-        hooks.afterUpdate === undefined;
-      let updates: {
-        readonly index: number;
-        readonly existing: StoredRecord;
-        readonly write: RecordWrite<R>;
-      }[] = [];
-      const flushUpdates = async (): Promise<void> => {
-        const batch = updates;
-        updates = [];
-        if (batch.length === 0) return;
-        const versions = await updateMany!(
+  const written = await atomically(data.driver, async () => {
+    // In one write of the driver where it can; else (or when it declines) record by record.
+    const replaced =
+      list && mode === 'replace'
+        ? await replacedAtOnce(ctx, data, definition, hooks, inputs, filled, created!, now)
+        : undefined;
+    if (replaced !== undefined) return replaced;
+    const results: RecordWrite<R>[] = new Array<RecordWrite<R>>(inputs.length);
+    const upsert = async (index: number, found?: StoredRecord): Promise<void> => {
+      try {
+        results[index] = await upsertOne(
+          ctx,
+          data,
+          definition,
+          hooks,
+          keys[index]!,
+          (existing) => build(index, existing),
+          now,
+          found,
+        );
+      } catch (error) {
+        throw named(error, index);
+      }
+    };
+    // Records to create, in a run between two updates: inserted together, as a list insert is.
+    let run: { readonly index: number; readonly record: R }[] = [];
+    const flush = async (): Promise<void> => {
+      const batch = run;
+      run = [];
+      if (batch.length === 0) return;
+      try {
+        await data.driver.insert(
           definition.table,
-          batch.map(({ existing, write }) => ({
-            key: definition.keyOf(existing.record as R),
-            record: toFields(write.record),
-            expectedVersion: existing.version,
-            previous: existing.record,
-          })),
+          batch.map((item) => toFields(item.record)),
           now,
           { by: subjectOf(ctx) },
         );
-        if (versions === undefined) {
-          for (const { index, existing } of batch) await upsert(index, existing);
-          return;
-        }
-        for (let n = 0; n < batch.length; n++) {
-          const { index, write } = batch[n]!;
-          results[index] = {
-            fate: write.fate,
-            record: write.record,
-            version: versions[n]!,
-            time: write.time,
-          };
-        }
-      };
-      // The records are read a window at a time, and written at most a window at a time: what a
-      // window reads and writes is garbage before the next one, not carried through the request
-      // (an upsert of 10 000 records otherwise spends a third of its time collecting it). A key
-      // met again is read again, once what came before is written.
-      let found: readonly (StoredRecord | undefined)[] | undefined;
-      // A key of one field is its value (of the field's one type); a longer one, its JSON text.
-      // Only a merge can meet a key again: in the other modes the list was read as an insert
-      // (`readMany`), which refuses a key given twice.
-      const seen = created === undefined ? new Set<unknown>() : undefined;
-      for (let index = 0; index < inputs.length; index++) {
-        if (index % UPSERT_WINDOW === 0 && data.driver.getMany !== undefined) {
-          const window = keys.slice(index, index + UPSERT_WINDOW).map((target) => target.key);
-          found = await data.driver.getMany(definition.table, window);
-        }
-        const target = keys[index]!;
-        let again = false;
-        if (seen !== undefined) {
-          const keyText = target.key.length === 1 ? target.key[0] : JSON.stringify(target.key);
-          again = seen.has(keyText);
-          seen.add(keyText);
-        }
-        if (again) {
-          if (run.length > 0) await flush();
-          if (updates.length > 0) await flushUpdates();
-        }
-        const existing =
-          found !== undefined && !again
-            ? found[index % UPSERT_WINDOW]
-            : await data.driver.get(definition.table, target.key);
-        if (existing === undefined) {
-          if (updates.length > 0) await flushUpdates();
+      } catch (error) {
+        if (error instanceof ReferenceMissingError && list)
+          throw error.at(batch[error.index ?? 0]?.index ?? 0);
+        if (!isDuplicateKeyError(error) && !isUniqueViolationError(error)) throw error;
+        // Another writer created one of them meanwhile, or one breaks a unique rule: each is
+        // upserted again, on its own (the failing one then answers with its own error).
+        for (const item of batch) await upsert(item.index);
+        return;
+      }
+      const afterInsert = hooks.afterInsert;
+      for (const { index, record } of batch) {
+        // Awaited only when there is a hook (a promise per record costs a 10 000-record upsert).
+        if (afterInsert !== undefined) {
           try {
-            const built = build(index, undefined)!;
-            const record =
-              hooks.beforeInsert === undefined
-                ? checkCreate(ctx, definition, built)
-                : await beforeCreate(ctx, definition, built, hooks);
-            stampServerSet(definition, record, undefined, now, subjectOf(ctx) ?? undefined);
-            run.push({ index, record });
+            await afterInsert(record, ctx);
           } catch (error) {
             throw named(error, index);
           }
-          if (run.length >= UPSERT_WINDOW) await flush();
-          continue;
         }
+        results[index] = { fate: 'created', record, version: 1, time: now };
+      }
+    };
+    // Records to update, in a run between two creates: updated together when no update hook
+    // needs them one by one and the driver can (all or none: else one by one, as without it).
+    const updateMany = data.driver.updateMany?.bind(data.driver);
+    const together =
+      updateMany !== undefined &&
+      hooks.beforeUpdate === undefined &&
+      hooks.afterUpdate === undefined;
+    let updates: {
+      readonly index: number;
+      readonly existing: StoredRecord;
+      readonly write: RecordWrite<R>;
+    }[] = [];
+    const flushUpdates = async (): Promise<void> => {
+      const batch = updates;
+      updates = [];
+      if (batch.length === 0) return;
+      const versions = await updateMany!(
+        definition.table,
+        batch.map(({ existing, write }) => ({
+          key: definition.keyOf(existing.record as R),
+          record: toFields(write.record),
+          expectedVersion: existing.version,
+          previous: existing.record,
+        })),
+        now,
+        { by: subjectOf(ctx) },
+      );
+      if (versions === undefined) {
+        for (const { index, existing } of batch) await upsert(index, existing);
+        return;
+      }
+      for (let n = 0; n < batch.length; n++) {
+        const { index, write } = batch[n]!;
+        results[index] = {
+          fate: write.fate,
+          record: write.record,
+          version: versions[n]!,
+          time: write.time,
+        };
+      }
+    };
+    // The records are read a window at a time, and written at most a window at a time: what a
+    // window reads and writes is garbage before the next one, not carried through the request
+    // (an upsert of 10 000 records otherwise spends a third of its time collecting it). A key
+    // met again is read again, once what came before is written.
+    let found: readonly (StoredRecord | undefined)[] | undefined;
+    // A key of one field is its value (of the field's one type); a longer one, its JSON text.
+    // Only a merge can meet a key again: in the other modes the list was read as an insert
+    // (`readMany`), which refuses a key given twice.
+    const seen = created === undefined ? new Set<unknown>() : undefined;
+    for (let index = 0; index < inputs.length; index++) {
+      if (index % UPSERT_WINDOW === 0 && data.driver.getMany !== undefined) {
+        const window = keys.slice(index, index + UPSERT_WINDOW).map((target) => target.key);
+        found = await data.driver.getMany(definition.table, window);
+      }
+      const target = keys[index]!;
+      let again = false;
+      if (seen !== undefined) {
+        const keyText = target.key.length === 1 ? target.key[0] : JSON.stringify(target.key);
+        again = seen.has(keyText);
+        seen.add(keyText);
+      }
+      if (again) {
         if (run.length > 0) await flush();
-        if (!together) {
-          await upsert(index, existing);
-          continue;
-        }
+        if (updates.length > 0) await flushUpdates();
+      }
+      const existing =
+        found !== undefined && !again
+          ? found[index % UPSERT_WINDOW]
+          : await data.driver.get(definition.table, target.key);
+      if (existing === undefined) {
+        if (updates.length > 0) await flushUpdates();
         try {
-          // As upsertOne and storeRecord do, up to the write.
-          if (!owns(definition, owner, existing.record))
-            throw new RecordNotFoundError(definition.name, target.id);
-          const record = build(index, existing);
-          const write =
-            record === undefined
-              ? undefined
-              : planUpdate(ctx, data, definition, existing, record, { skipUnchanged: true, now });
-          if (write === undefined || write.fate === 'unchanged') {
-            results[index] = write ?? {
-              fate: 'unchanged',
-              record: existing.record as R,
-              version: existing.version,
-              time: existing.updatedAt,
-            };
-            continue;
-          }
-          updates.push({ index, existing, write });
+          const built = build(index, undefined)!;
+          const record =
+            hooks.beforeInsert === undefined
+              ? checkCreate(ctx, definition, built)
+              : await beforeCreate(ctx, definition, built, hooks);
+          stampServerSet(definition, record, undefined, now, subjectOf(ctx) ?? undefined);
+          run.push({ index, record });
         } catch (error) {
           throw named(error, index);
         }
-        if (updates.length >= UPSERT_WINDOW) await flushUpdates();
+        if (run.length >= UPSERT_WINDOW) await flush();
+        continue;
       }
-      await flush();
-      await flushUpdates();
-      return results;
-    }));
+      if (run.length > 0) await flush();
+      if (!together) {
+        await upsert(index, existing);
+        continue;
+      }
+      try {
+        // As upsertOne and storeRecord do, up to the write.
+        if (!owns(definition, owner, existing.record))
+          throw new RecordNotFoundError(definition.name, target.id);
+        const record = build(index, existing);
+        const write =
+          record === undefined
+            ? undefined
+            : planUpdate(ctx, data, definition, existing, record, { skipUnchanged: true, now });
+        if (write === undefined || write.fate === 'unchanged') {
+          results[index] = write ?? {
+            fate: 'unchanged',
+            record: existing.record as R,
+            version: existing.version,
+            time: existing.updatedAt,
+          };
+          continue;
+        }
+        updates.push({ index, existing, write });
+      } catch (error) {
+        throw named(error, index);
+      }
+      if (updates.length >= UPSERT_WINDOW) await flushUpdates();
+    }
+    await flush();
+    await flushUpdates();
+    return results;
+  });
   const counts = { created: 0, updated: 0, unchanged: 0 };
   let time = 0;
   for (const write of written) {
@@ -975,11 +975,11 @@ async function upsertRecords<R extends object>(
 /**
  * The upsert of a list in replace mode as one write of the driver (`replaceMany`), when nothing
  * needs the stored records first: no hook, no owner rule, no key the database generates, no
- * insert default given to a record (a replaced record gets none). The
- * server-set fields are stamped as for a create; an update keeps the stored `createdAt` and
- * `createdBy`, and a record differing only in `updatedAt`/`updatedBy` is unchanged. Resolves to
- * `undefined` when this does not apply or the driver declined, having written nothing: the
- * records are then upserted the general way.
+ * insert default given to a record (a replaced record gets none). The server-set fields are
+ * stamped as for a create; an update keeps the stored `createdAt` and `createdBy`, and a record
+ * differing only in `updatedAt`/`updatedBy` is unchanged. Resolves to `undefined` when this does
+ * not apply or the driver declined, having written nothing: the records are then upserted one by
+ * one, in the same transaction (the stamps given here are set again there).
  */
 async function replacedAtOnce<R extends object>(
   ctx: Context,
