@@ -44,6 +44,7 @@ import {
   withoutServerSet,
 } from './generated.js';
 import { compareDecimal } from './constraints.js';
+import { sameJsonValue } from './json-equal.js';
 import { withRecordLock } from './record-lock.js';
 import { atomically } from './transaction.js';
 import { ReferenceMissingError } from './references.js';
@@ -636,7 +637,7 @@ export function planUpdate<R extends object>(
   // Unchanged: the same fields, whatever the server sets (its fields are not the caller's).
   if (
     options.skipUnchanged === true &&
-    sameValue(withoutServerSet(definition, record), withoutServerSet(definition, previous))
+    sameJsonValue(withoutServerSet(definition, record), withoutServerSet(definition, previous))
   )
     return {
       fate: 'unchanged',
@@ -1116,32 +1117,6 @@ export function inListRecord(error: unknown, index: number): unknown {
     ...(issues === undefined ? {} : { issues }),
     headers: { ...error.headers },
   });
-}
-
-/** Whether two JSON values are equal, whatever the order of their objects' properties. */
-function sameValue(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a)) {
-    const other = b as unknown[];
-    if (a.length !== other.length) return false;
-    for (let i = 0; i < a.length; i++) if (!sameValue(a[i], other[i])) return false;
-    return true;
-  }
-  const left = a as Record<string, unknown>;
-  const right = b as Record<string, unknown>;
-  // The same defined properties with the same values (an upsert compares 10 000 records: no
-  // arrays of names are built).
-  let count = 0;
-  for (const name of Object.keys(left)) {
-    const value = left[name];
-    if (value === undefined) continue;
-    if (!Object.hasOwn(right, name) || !sameValue(value, right[name])) return false;
-    count++;
-  }
-  for (const name of Object.keys(right)) if (right[name] !== undefined) count--;
-  return count === 0;
 }
 
 /** Where a `generated: sequence` key takes its values: the driver's sequence of the table. */

@@ -979,6 +979,77 @@ export function describeDriverContract(
         expect((await driver.get(KINDS, ['a']))?.record).toStrictEqual({ id: 'a' });
       });
 
+      it('replaceMany: creates, replaces where a compared field differs, keeps and reads back the rest', async () => {
+        if (driver.replaceMany === undefined) return;
+        await driver.insert(
+          KINDS,
+          [
+            { id: 'rm-a', price: '1.50', meta: { x: [1], y: 2 } },
+            { id: 'rm-b', count: 2, at: '2020-01-02T03:04:05.678Z', name: 'k' },
+            { id: 'rm-c', count: 3 },
+            { id: 'rm-d', meta: { a: 1, b: [true, null] }, active: false },
+          ],
+          1000,
+        );
+        const last = (await driver.changes!.bounds()).last;
+        // `name` stands for a createdAt (kept as stored), `at` for an updatedAt (not compared).
+        const replaced = await driver.replaceMany(
+          KINDS,
+          [
+            // DECIMAL compares as written ('1.5' is not '1.50'); JSON by value (key order aside).
+            { id: 'rm-a', price: '1.5', meta: { y: 2, x: [1] } },
+            { id: 'rm-b', count: 2, at: '2021-01-01T00:00:00.000Z', name: 'other' },
+            { id: 'rm-c', count: 30, name: 'zz' },
+            { id: 'rm-new', count: 1, name: 'made', at: '2021-01-01T00:00:00.000Z' },
+            { id: 'rm-d', meta: { b: [true, null], a: 1 }, active: false },
+          ],
+          2000,
+          { keep: ['name'], stamped: ['at'] },
+        );
+        expect(replaced?.map(({ fate, version, record }) => [fate, version, record])).toEqual([
+          ['updated', 2, { id: 'rm-a', price: '1.5', meta: { y: 2, x: [1] } }],
+          ['unchanged', 1, { id: 'rm-b', count: 2, at: '2020-01-02T03:04:05.678Z', name: 'k' }],
+          ['updated', 2, { id: 'rm-c', count: 30 }],
+          ['created', 1, { id: 'rm-new', count: 1, name: 'made', at: '2021-01-01T00:00:00.000Z' }],
+          ['unchanged', 1, { id: 'rm-d', active: false, meta: { a: 1, b: [true, null] } }],
+        ]);
+        expect(replaced?.map(({ createdAt, updatedAt }) => [createdAt, updatedAt])).toEqual([
+          [1000, 2000],
+          [1000, 1000],
+          [1000, 2000],
+          [2000, 2000],
+          [1000, 1000],
+        ]);
+        expect(
+          (await driver.getMany!(KINDS, [['rm-a'], ['rm-b'], ['rm-c'], ['rm-new'], ['rm-d']])).map(
+            (found) => found?.record,
+          ),
+        ).toEqual(replaced?.map(({ record }) => record));
+        expect(
+          (await driver.changes!.read(last, 10)).map((c) => [c.seq - last, c.op, c.id]),
+        ).toEqual([
+          [1, 'updated', 'rm-a'],
+          [2, 'updated', 'rm-c'],
+          [3, 'created', 'rm-new'],
+        ]);
+        expect((await driver.activity()).KINDS).toMatchObject({
+          lastCreate: 2000,
+          lastUpdate: 2000,
+        });
+        // A key given twice: declined, nothing written.
+        expect(
+          await driver.replaceMany(
+            KINDS,
+            [
+              { id: 'rm-twice', count: 1 },
+              { id: 'rm-twice', count: 2 },
+            ],
+            3000,
+          ),
+        ).toBeUndefined();
+        expect(await driver.get(KINDS, ['rm-twice'])).toBeUndefined();
+      });
+
       it('conflict when the version moved on; nothing changes', async () => {
         await driver.update(KINDS, ['a'], { id: 'a', name: 'v2' }, 1, 2000);
         expect(await driver.update(KINDS, ['a'], { id: 'a', name: 'stale' }, 1, 3000)).toEqual({

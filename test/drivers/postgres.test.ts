@@ -205,68 +205,6 @@ describeWith(POSTGRES, 'PostgreSQL driver', (url) => {
       expect((await driver.get(ITEMS, ['um-c']))?.version).toBe(3);
     });
 
-    it('replaceMany: creates, replaces where a compared field differs, keeps and reads back the rest', async () => {
-      await driver.insert(
-        ITEMS,
-        [
-          { id: 'rm-a', price: '1.50', doc: { x: [1], y: 2 } },
-          { id: 'rm-b', qty: 2, at: '2020-01-02T03:04:05.678Z', camelCase: 'k' },
-          { id: 'rm-c', qty: 3 },
-        ],
-        1000,
-      );
-      const last = (await driver.changes!.bounds()).last;
-      // `camelCase` stands for a createdAt (kept as stored), `at` for an updatedAt (not compared).
-      const replaced = await driver.replaceMany(
-        ITEMS,
-        [
-          // NUMERIC compares as written ('1.5' is not '1.50'); JSON by value (key order aside).
-          { id: 'rm-a', price: '1.5', doc: { y: 2, x: [1] } },
-          { id: 'rm-b', qty: 2, at: '2021-01-01T00:00:00.000Z', camelCase: 'other' },
-          { id: 'rm-c', qty: 30, camelCase: 'zz' },
-          { id: 'rm-new', qty: 1, camelCase: 'made', at: '2021-01-01T00:00:00.000Z' },
-        ],
-        2000,
-        { keep: ['camelCase'], stamped: ['at'] },
-      );
-      expect(replaced?.map(({ fate, version, record }) => [fate, version, record])).toEqual([
-        ['updated', 2, { id: 'rm-a', price: '1.5', doc: { y: 2, x: [1] } }],
-        ['unchanged', 1, { id: 'rm-b', qty: 2, at: '2020-01-02T03:04:05.678Z', camelCase: 'k' }],
-        ['updated', 2, { id: 'rm-c', qty: 30 }],
-        ['created', 1, { id: 'rm-new', qty: 1, camelCase: 'made', at: '2021-01-01T00:00:00.000Z' }],
-      ]);
-      expect(replaced?.map(({ createdAt, updatedAt }) => [createdAt, updatedAt])).toEqual([
-        [1000, 2000],
-        [1000, 1000],
-        [1000, 2000],
-        [2000, 2000],
-      ]);
-      expect(
-        (await driver.getMany(ITEMS, [['rm-a'], ['rm-b'], ['rm-c'], ['rm-new']])).map(
-          (found) => found?.record,
-        ),
-      ).toEqual(replaced?.map(({ record }) => record));
-      expect((await driver.changes!.read(last, 10)).map((c) => [c.seq - last, c.op, c.id])).toEqual(
-        [
-          [1, 'updated', 'rm-a'],
-          [2, 'updated', 'rm-c'],
-          [3, 'created', 'rm-new'],
-        ],
-      );
-      // A key given twice: declined, nothing written.
-      expect(
-        await driver.replaceMany(
-          ITEMS,
-          [
-            { id: 'rm-twice', qty: 1 },
-            { id: 'rm-twice', qty: 2 },
-          ],
-          3000,
-        ),
-      ).toBeUndefined();
-      expect(await driver.get(ITEMS, ['rm-twice'])).toBeUndefined();
-    });
-
     it('lets other writers of an entity go on while a transaction writes it, and folds its activity in at the commit', async () => {
       const before = (await driver.activity()).ITEMS;
       let release = (): void => undefined;

@@ -20,6 +20,8 @@ import type {
   OpenOptions,
   RecordTexts,
   RecordUpdate,
+  ReplacedRecord,
+  ReplaceOptions,
   StorageDriver,
   StoredChange,
   StoredFields,
@@ -50,9 +52,11 @@ import { SECRETS_TABLE, TableLayout, sequenceName, type Projection } from './sch
 import { setUpDatabase } from './setup.js';
 import {
   NOT_ALL_UPDATED,
+  NOT_REPLACED,
   prepareShared,
   prepareTable,
   type PendingUpdate,
+  type ReplacedRow,
   type Row,
   type SharedStatements,
   type Statement,
@@ -477,6 +481,81 @@ export class SqliteDriver implements StorageDriver {
         )
           return { result: undefined, changes: [] };
         throw error;
+      }
+    });
+  }
+
+  /**
+   * The upsert of a list in replace mode in one write (see `StorageDriver.replaceMany`): per
+   * record, its live row is read by key in the write's transaction, then the record is inserted,
+   * or the columns that differ are written (the stamped ones with them), or nothing is. No list of
+   * stored records is read first, and no statement is prepared per request. Resolves to
+   * `undefined`, having written nothing, when a record breaks a unique rule or names a missing
+   * record, and for tables that keep a history or soft-delete (their writes are the general
+   * path's).
+   */
+  async replaceMany(
+    table: TableDescriptor,
+    records: readonly StoredFields[],
+    now: number,
+    options: ReplaceOptions = {},
+  ): Promise<ReplacedRecord[] | undefined> {
+    if (table.softDelete === true || this.openHistory().entities.has(table.entity))
+      return undefined;
+    const state = this.state(table);
+    checkTime(now);
+    if (records.length === 0) return [];
+    const { layout } = state;
+    // Keys must be distinct: a key given twice is declined (the caller reads it as an error).
+    const keys = new Set<unknown>();
+    const names = table.key;
+    for (const record of records)
+      keys.add(
+        names.length === 1 ? record[names[0]!] : JSON.stringify(names.map((k) => record[k])),
+      );
+    if (keys.size !== records.length) return undefined;
+    const columnsOf = (names: readonly string[] | undefined): number[] =>
+      (names ?? []).flatMap((name) => {
+        const index = layout.columns.findIndex((column) => column.name === name);
+        return index < 0 || layout.keyIndexes.includes(index) ? [] : [index];
+      });
+    const plan = {
+      keep: columnsOf(options.keep),
+      stamped: columnsOf(options.stamped),
+      by: options.by ?? null,
+    };
+    const rows = await this.write((grouped): Written<ReplacedRow[] | undefined> => {
+      try {
+        return (grouped ? state.replaceMany : state.replaceMany.immediate)(records, now, plan);
+      } catch (error) {
+        // Rolled back: the caller upserts the records one by one to learn which failed, and why.
+        if (error === NOT_REPLACED || error instanceof ReferenceMissingError)
+          return { result: undefined, changes: [] };
+        throw error;
+      }
+    });
+    if (rows === undefined) return undefined;
+    const n = layout.columns.length;
+    return rows.map((written, index): ReplacedRecord => {
+      switch (written.fate) {
+        case 'created':
+          return {
+            fate: 'created',
+            record: records[index]!,
+            version: 1,
+            createdAt: now,
+            updatedAt: now,
+          };
+        case 'updated':
+          return {
+            fate: 'updated',
+            record: written.record,
+            version: (written.row[n] as number) + 1,
+            createdAt: written.row[n + 1] as number,
+            updatedAt: now,
+          };
+        default:
+          return { fate: 'unchanged', ...toStored(layout, written.row) };
       }
     });
   }

@@ -7,6 +7,7 @@ import type { ColumnDescriptor, ColumnKind, StoredFields, TableDescriptor } from
 import { TextKind, type RecordShape } from './record-text.js';
 import { ciIndexName, compositeIndexes, fieldIndexName, uniqueIndexes } from '../indexes.js';
 import { quoteIdentifier } from '../sql/dialect.js';
+import { sameJsonValue } from '../json-equal.js';
 import { requireDecimalSortKey } from './decimal-key.js';
 import { decimalShadowColumn, FOLD_FUNCTION } from './dialect.js';
 import { DELETED_AT_COLUMN, DELETED_BY_COLUMN } from '../soft-delete.js';
@@ -350,6 +351,67 @@ export class TableLayout {
     for (let s = 0; s < shadowSources.length; s++)
       if (differ.includes(shadowSources[s]!)) differ.push(n + s);
     return differ.slice();
+  }
+
+  /**
+   * The write columns in which `row` (a stored row, select list order) and `current` (the
+   * parameters of a record written over it) differ, ascending, leaving out the field columns
+   * `skip` marks; `undefined` when they hold the same values. JSON compares by value, whatever the
+   * order of its objects' properties (as the record-by-record upsert compares records); a shadow
+   * key counts as differing when its DECIMAL column does.
+   */
+  changedColumns(
+    row: readonly unknown[],
+    current: readonly unknown[],
+    skip: readonly boolean[],
+  ): number[] | undefined {
+    const { columns, shadowSources } = this;
+    const n = columns.length;
+    const differ = this.scratch;
+    differ.length = 0;
+    for (let i = 0; i < n; i++) {
+      const stored = row[i];
+      const value = current[i];
+      if (stored === value || skip[i]) continue;
+      if (
+        columns[i]!.kind === 'json' &&
+        typeof stored === 'string' &&
+        typeof value === 'string' &&
+        sameJsonValue(JSON.parse(stored), JSON.parse(value))
+      )
+        continue;
+      differ.push(i);
+    }
+    if (differ.length === 0) return undefined;
+    for (let s = 0; s < shadowSources.length; s++)
+      if (differ.includes(shadowSources[s]!)) differ.push(n + s);
+    return differ.slice();
+  }
+
+  /**
+   * `record` with the values of `row` (a stored row, select list order) in the field columns
+   * `columns`: a field NULL there is left out, as `decode` does.
+   */
+  withStored(
+    record: StoredFields,
+    row: readonly unknown[],
+    columns: readonly number[],
+  ): StoredFields {
+    if (columns.length === 0) return record;
+    const next: Record<string, unknown> = { ...record };
+    for (const i of columns) {
+      const name = this.columns[i]!.name;
+      const value = row[i];
+      if (value === null || value === undefined) delete next[name];
+      else
+        Object.defineProperty(next, name, {
+          value: this.decoders[i]!(value),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+    }
+    return next;
   }
 
   /** Encoded key values, checked for arity, written into `into` from `at` (by default, its end). */

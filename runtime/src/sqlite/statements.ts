@@ -83,6 +83,14 @@ export interface TableState {
       changed: readonly (readonly number[] | undefined)[],
     ) => Written<number[]>
   >;
+  /**
+   * The upsert of a list in replace mode (`replaceMany`), with one activity touch per kind of
+   * write and one append of all their changes, in the records' order; throws `NOT_REPLACED`
+   * (writing nothing) when a record breaks a unique rule.
+   */
+  readonly replaceMany: Database.Transaction<
+    (records: readonly StoredFields[], now: number, plan: ReplacePlan) => Written<ReplacedRow[]>
+  >;
   readonly deleteOne: Database.Transaction<
     (
       statement: Statement,
@@ -97,6 +105,25 @@ export interface TableState {
   /** Takes `count` values of the table's sequence and returns the last one (`generated: sequence`). */
   readonly takeSequence: Statement | undefined;
 }
+
+/** How `replaceMany` writes over a stored row. */
+export interface ReplacePlan {
+  /** Field columns (positions in `columns`) an update leaves as stored: neither written nor compared. */
+  readonly keep: readonly number[];
+  /** Field columns written but not compared. */
+  readonly stamped: readonly number[];
+  /** The subject of the caller. */
+  readonly by: string | null;
+}
+
+/**
+ * A record of `replaceMany`: created (its key was free), or updated or left as stored, with the
+ * row as read before (select list order) and, when updated, the record as now stored.
+ */
+export type ReplacedRow =
+  | { readonly fate: 'created' }
+  | { readonly fate: 'unchanged'; readonly row: Row }
+  | { readonly fate: 'updated'; readonly row: Row; readonly record: StoredFields };
 
 /** What a delete does (SPEC §13): remove the row, mark it deleted, or purge it. */
 export interface DeleteHow {
@@ -143,6 +170,9 @@ const PARTIAL_UPDATES = 32;
 
 /** Thrown inside `updateMany` when a record has another version than expected (rolls it back). */
 export const NOT_ALL_UPDATED = new Error('SQLite driver: a record of the update changed meanwhile');
+
+/** Thrown inside `replaceMany` when a record breaks a unique rule (rolls it back). */
+export const NOT_REPLACED = new Error('SQLite driver: a record of the upsert breaks a unique rule');
 
 /** Creates the statements every table shares (activity, ping) on the connection. */
 export function prepareShared(db: Database.Database): SharedStatements {
@@ -419,6 +449,80 @@ export function prepareTable(
       return { result: versions, changes: append(now, by, () => drafts) };
     },
   );
+  // Per record: its live row read by key (a statement with RETURNING costs SQLite an ephemeral
+  // table per run, ten times a read by key), then an insert, the columns that differ, or nothing.
+  const replaceMany = db.transaction(
+    (records: readonly StoredFields[], now: number, plan: ReplacePlan): Written<ReplacedRow[]> => {
+      const n = layout.columns.length;
+      const keys = keyPositions.length;
+      const skip = new Array<boolean>(n).fill(false);
+      for (const c of [...layout.keyIndexes, ...plan.keep, ...plan.stamped]) skip[c] = true;
+      const results = new Array<ReplacedRow>(records.length);
+      const record = drafting();
+      const drafts: ChangeDraft[] = [];
+      let creates = 0;
+      let updates = 0;
+      for (let i = 0; i < records.length; i++) {
+        const fields = records[i]!;
+        // The parameters of `update`: the write columns, the time, the key, the version.
+        const one = new Array<unknown>(width + keys + 2);
+        layout.writeParams(fields, one);
+        one[width] = now;
+        const key = new Array<unknown>(keys);
+        for (let k = 0; k < keys; k++) key[k] = fields[descriptor.key[k]!];
+        layout.keyParams(key, one, width + 1);
+        const row = get.get(one.slice(width + 1, width + 1 + keys)) as Row | undefined;
+        if (row === undefined) {
+          one.length = width + 2;
+          one[width + 1] = now;
+          try {
+            insert.run(one);
+          } catch (error) {
+            if (isPrimaryKeyViolation(error) || uniqueViolation(error, descriptor, i) !== undefined)
+              throw NOT_REPLACED;
+            throw error;
+          }
+          results[i] = { fate: 'created' };
+          creates++;
+          if (record) drafts.push(drafter.draft('created', fields));
+          continue;
+        }
+        for (const c of plan.keep) one[c] = row[c];
+        const changed = layout.changedColumns(row, one, skip);
+        if (changed === undefined) {
+          results[i] = { fate: 'unchanged', row };
+          continue;
+        }
+        if (plan.stamped.length > 0) {
+          for (const c of plan.stamped) if (!changed.includes(c)) changed.push(c);
+          changed.sort((a, b) => a - b);
+        }
+        one[one.length - 1] = row[n];
+        try {
+          runUpdate(one, changed);
+        } catch (error) {
+          if (uniqueViolation(error, descriptor, i) !== undefined) throw NOT_REPLACED;
+          throw error;
+        }
+        const stored = layout.withStored(fields, row, plan.keep);
+        results[i] = { fate: 'updated', row, record: stored };
+        updates++;
+        if (record) drafts.push(drafter.draft('updated', stored));
+      }
+      // After the rows are in: a record may name itself or another record of the same list.
+      const refs = references();
+      if (refs?.checks(descriptor) === true && creates + updates > 0) {
+        const missing = refs.missing(
+          descriptor,
+          records.filter((_, i) => results[i]!.fate !== 'unchanged'),
+        );
+        if (missing !== undefined) throw missing;
+      }
+      if (creates > 0) shared.touchCreate.run(entity, now);
+      if (updates > 0) shared.touchUpdate.run(entity, now);
+      return { result: results, changes: append(now, plan.by, () => drafts) };
+    },
+  );
   const deleteOne = db.transaction(
     (
       statement: Statement,
@@ -486,6 +590,7 @@ export function prepareTable(
     insertMany,
     updateOne,
     updateMany,
+    replaceMany,
     deleteOne,
     restoreOne,
   };
