@@ -56,7 +56,8 @@ import {
   prepareShared,
   prepareTable,
   type PendingUpdate,
-  type ReplacedRow,
+  REPLACED_CREATED,
+  type ReplacedRows,
   type Row,
   type SharedStatements,
   type Statement,
@@ -524,7 +525,7 @@ export class SqliteDriver implements StorageDriver {
       stamped: columnsOf(options.stamped),
       by: options.by ?? null,
     };
-    const rows = await this.write((grouped): Written<ReplacedRow[] | undefined> => {
+    const done = await this.write((grouped): Written<ReplacedRows | undefined> => {
       try {
         return (grouped ? state.replaceMany : state.replaceMany.immediate)(records, now, plan);
       } catch (error) {
@@ -534,30 +535,23 @@ export class SqliteDriver implements StorageDriver {
         throw error;
       }
     });
-    if (rows === undefined) return undefined;
-    const n = layout.columns.length;
-    return rows.map((written, index): ReplacedRecord => {
-      switch (written.fate) {
-        case 'created':
-          return {
-            fate: 'created',
-            record: records[index]!,
-            version: 1,
-            createdAt: now,
-            updatedAt: now,
-          };
-        case 'updated':
-          return {
-            fate: 'updated',
-            record: written.record,
-            version: (written.row[n] as number) + 1,
-            createdAt: written.row[n + 1] as number,
-            updatedAt: now,
-          };
-        default:
-          return { fate: 'unchanged', ...toStored(layout, written.row) };
-      }
-    });
+    if (done === undefined) return undefined;
+    const replaced = new Array<ReplacedRecord>(records.length);
+    for (let i = 0; i < records.length; i++) {
+      const fate = done.fates[i];
+      const row = done.unchanged.get(i);
+      replaced[i] =
+        row !== undefined
+          ? { fate: 'unchanged', ...toStored(layout, row) }
+          : {
+              fate: fate === REPLACED_CREATED ? 'created' : 'updated',
+              record: done.stored.get(i) ?? records[i]!,
+              version: done.versions[i]!,
+              createdAt: done.createdAt[i]!,
+              updatedAt: now,
+            };
+    }
+    return replaced;
   }
 
   async delete(

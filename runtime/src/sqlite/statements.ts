@@ -89,7 +89,7 @@ export interface TableState {
    * (writing nothing) when a record breaks a unique rule.
    */
   readonly replaceMany: Database.Transaction<
-    (records: readonly StoredFields[], now: number, plan: ReplacePlan) => Written<ReplacedRow[]>
+    (records: readonly StoredFields[], now: number, plan: ReplacePlan) => Written<ReplacedRows>
   >;
   readonly deleteOne: Database.Transaction<
     (
@@ -116,14 +116,26 @@ export interface ReplacePlan {
   readonly by: string | null;
 }
 
-/**
- * A record of `replaceMany`: created (its key was free), or updated or left as stored, with the
- * row as read before (select list order) and, when updated, the record as now stored.
- */
-export type ReplacedRow =
-  | { readonly fate: 'created' }
-  | { readonly fate: 'unchanged'; readonly row: Row }
-  | { readonly fate: 'updated'; readonly row: Row; readonly record: StoredFields };
+/** `ReplacedRows.fates`: the key was free and the record was inserted. */
+export const REPLACED_CREATED = 0;
+/** `ReplacedRows.fates`: the stored row differed and was written over. */
+export const REPLACED_UPDATED = 1;
+/** `ReplacedRows.fates`: the stored row held the same values; nothing was written. */
+export const REPLACED_UNCHANGED = 2;
+
+/** What `replaceMany` did, record by record (positions as the records'). */
+export interface ReplacedRows {
+  /** `REPLACED_CREATED`, `REPLACED_UPDATED` or `REPLACED_UNCHANGED`. */
+  readonly fates: Uint8Array;
+  /** The version each record has now. */
+  readonly versions: Float64Array;
+  /** When each record was created. */
+  readonly createdAt: Float64Array;
+  /** The stored rows (select list order) of the records left unchanged, by position. */
+  readonly unchanged: Map<number, Row>;
+  /** The records as stored of those updated whose kept fields differ from the given ones. */
+  readonly stored: Map<number, StoredFields>;
+}
 
 /** What a delete does (SPEC §13): remove the row, mark it deleted, or purge it. */
 export interface DeleteHow {
@@ -451,62 +463,83 @@ export function prepareTable(
   );
   // Per record: its live row read by key (a statement with RETURNING costs SQLite an ephemeral
   // table per run, ten times a read by key), then an insert, the columns that differ, or nothing.
+  // The parameters are written into arrays made once per call, and what is kept of each record
+  // is a few numbers: an upsert of 10 000 records otherwise spends its time collecting garbage.
   const replaceMany = db.transaction(
-    (records: readonly StoredFields[], now: number, plan: ReplacePlan): Written<ReplacedRow[]> => {
+    (records: readonly StoredFields[], now: number, plan: ReplacePlan): Written<ReplacedRows> => {
       const n = layout.columns.length;
       const keys = keyPositions.length;
       const skip = new Array<boolean>(n).fill(false);
       for (const c of [...layout.keyIndexes, ...plan.keep, ...plan.stamped]) skip[c] = true;
-      const results = new Array<ReplacedRow>(records.length);
+      const count = records.length;
+      const done: ReplacedRows = {
+        fates: new Uint8Array(count),
+        versions: new Float64Array(count),
+        createdAt: new Float64Array(count),
+        unchanged: new Map(),
+        stored: new Map(),
+      };
       const record = drafting();
       const drafts: ChangeDraft[] = [];
+      const keyValues = new Array<unknown>(keys);
+      const keyArgs = new Array<unknown>(keys);
+      const inserted = new Array<unknown>(width + 2);
+      // The parameters of `update`: the write columns, the time, the key, the version.
+      const updated = new Array<unknown>(width + keys + 2);
       let creates = 0;
       let updates = 0;
-      for (let i = 0; i < records.length; i++) {
+      for (let i = 0; i < count; i++) {
         const fields = records[i]!;
-        // The parameters of `update`: the write columns, the time, the key, the version.
-        const one = new Array<unknown>(width + keys + 2);
-        layout.writeParams(fields, one);
-        one[width] = now;
-        const key = new Array<unknown>(keys);
-        for (let k = 0; k < keys; k++) key[k] = fields[descriptor.key[k]!];
-        layout.keyParams(key, one, width + 1);
-        const row = get.get(one.slice(width + 1, width + 1 + keys)) as Row | undefined;
+        for (let k = 0; k < keys; k++) keyValues[k] = fields[descriptor.key[k]!];
+        layout.keyParams(keyValues, keyArgs, 0);
+        const row = get.get(keyArgs) as Row | undefined;
         if (row === undefined) {
-          one.length = width + 2;
-          one[width + 1] = now;
+          layout.writeParams(fields, inserted);
+          inserted[width] = now;
+          inserted[width + 1] = now;
           try {
-            insert.run(one);
+            insert.run(inserted);
           } catch (error) {
             if (isPrimaryKeyViolation(error) || uniqueViolation(error, descriptor, i) !== undefined)
               throw NOT_REPLACED;
             throw error;
           }
-          results[i] = { fate: 'created' };
+          done.fates[i] = REPLACED_CREATED;
+          done.versions[i] = 1;
+          done.createdAt[i] = now;
           creates++;
           if (record) drafts.push(drafter.draft('created', fields));
           continue;
         }
-        for (const c of plan.keep) one[c] = row[c];
-        const changed = layout.changedColumns(row, one, skip);
+        layout.writeParams(fields, updated);
+        for (const c of plan.keep) updated[c] = row[c];
+        const changed = layout.changedColumns(row, updated, skip);
+        const version = row[n] as number;
+        done.createdAt[i] = row[n + 1] as number;
         if (changed === undefined) {
-          results[i] = { fate: 'unchanged', row };
+          done.fates[i] = REPLACED_UNCHANGED;
+          done.versions[i] = version;
+          done.unchanged.set(i, row);
           continue;
         }
         if (plan.stamped.length > 0) {
           for (const c of plan.stamped) if (!changed.includes(c)) changed.push(c);
           changed.sort((a, b) => a - b);
         }
-        one[one.length - 1] = row[n];
+        updated[width] = now;
+        for (let k = 0; k < keys; k++) updated[width + 1 + k] = keyArgs[k];
+        updated[width + 1 + keys] = version;
         try {
-          runUpdate(one, changed);
+          runUpdate(updated, changed);
         } catch (error) {
           if (uniqueViolation(error, descriptor, i) !== undefined) throw NOT_REPLACED;
           throw error;
         }
-        const stored = layout.withStored(fields, row, plan.keep);
-        results[i] = { fate: 'updated', row, record: stored };
+        done.fates[i] = REPLACED_UPDATED;
+        done.versions[i] = version + 1;
         updates++;
+        const stored = layout.withStored(fields, row, plan.keep);
+        if (stored !== fields) done.stored.set(i, stored);
         if (record) drafts.push(drafter.draft('updated', stored));
       }
       // After the rows are in: a record may name itself or another record of the same list.
@@ -514,13 +547,13 @@ export function prepareTable(
       if (refs?.checks(descriptor) === true && creates + updates > 0) {
         const missing = refs.missing(
           descriptor,
-          records.filter((_, i) => results[i]!.fate !== 'unchanged'),
+          records.filter((_, i) => done.fates[i] !== REPLACED_UNCHANGED),
         );
         if (missing !== undefined) throw missing;
       }
       if (creates > 0) shared.touchCreate.run(entity, now);
       if (updates > 0) shared.touchUpdate.run(entity, now);
-      return { result: results, changes: append(now, plan.by, () => drafts) };
+      return { result: done, changes: append(now, plan.by, () => drafts) };
     },
   );
   const deleteOne = db.transaction(
