@@ -479,8 +479,6 @@ export function prepareTable(
         unchanged: new Map(),
         stored: new Map(),
       };
-      const record = drafting();
-      const drafts: ChangeDraft[] = [];
       const keyValues = new Array<unknown>(keys);
       const keyArgs = new Array<unknown>(keys);
       const inserted = new Array<unknown>(width + 2);
@@ -508,7 +506,6 @@ export function prepareTable(
           done.versions[i] = 1;
           done.createdAt[i] = now;
           creates++;
-          if (record) drafts.push(drafter.draft('created', fields));
           continue;
         }
         layout.writeParams(fields, updated);
@@ -540,7 +537,6 @@ export function prepareTable(
         updates++;
         const stored = layout.withStored(fields, row, plan.keep);
         if (stored !== fields) done.stored.set(i, stored);
-        if (record) drafts.push(drafter.draft('updated', stored));
       }
       // After the rows are in: a record may name itself or another record of the same list.
       const refs = references();
@@ -553,7 +549,18 @@ export function prepareTable(
       }
       if (creates > 0) shared.touchCreate.run(entity, now);
       if (updates > 0) shared.touchUpdate.run(entity, now);
-      return { result: done, changes: append(now, plan.by, () => drafts) };
+      // Drafted once the rows are written, as `insertMany` does.
+      const drafts = (): ChangeDraft[] => {
+        const list: ChangeDraft[] = [];
+        for (let i = 0; i < count; i++) {
+          const fate = done.fates[i];
+          if (fate === REPLACED_CREATED) list.push(drafter.draft('created', records[i]!));
+          else if (fate === REPLACED_UPDATED)
+            list.push(drafter.draft('updated', done.stored.get(i) ?? records[i]!));
+        }
+        return list;
+      };
+      return { result: done, changes: append(now, plan.by, drafts) };
     },
   );
   const deleteOne = db.transaction(
