@@ -160,6 +160,8 @@ export class SqliteDriver implements StorageDriver {
   private textPlans = new WeakMap<ListQuery, Map<string, TextsPlan>>();
   /** The last result of each count an index bounds (by statement and values). */
   private readonly countHints = new Map<string, number>();
+  /** What `countNow` works out once per query object and table (see `countNow`). */
+  private countSteps = new WeakMap<CountQuery, Map<string, CountStep>>();
   /** The writes, committed alone or in groups (group-commit.ts). */
   private readonly writes: WriteQueue;
   private statements: SharedStatements | undefined;
@@ -872,12 +874,28 @@ export class SqliteDriver implements StorageDriver {
     if (this.gate !== undefined && !inside) throw new Error('SQLite driver: a transaction is open');
     try {
       this.state(table);
-      const { sql, params } = buildCountSql(sqliteDialect, table, query);
+      // The fast path asks again with the same query object for the same query string: its
+      // statement, hint key and plan verdict are worked out once (`countSteps`).
+      let steps = this.countSteps.get(query);
+      let step = steps?.get(table.table);
+      if (step === undefined) {
+        const { sql, params } = buildCountSql(sqliteDialect, table, query);
+        step = {
+          sql,
+          params,
+          hintKey: countHintKey(sql, params),
+          bounded: indexBoundsCount(table, query) && this.countSearchesIndex(sql, params),
+        };
+        if (steps === undefined) {
+          steps = new Map();
+          this.countSteps.set(query, steps);
+        }
+        steps.set(table.table, step);
+      }
+      const { sql, params, hintKey } = step;
       const pool = inside ? undefined : this.readPool();
       if (pool === undefined) return Number(this.cached(sql, false).pluck().get(params));
-      if (!indexBoundsCount(table, query) || !this.countSearchesIndex(sql, params))
-        return undefined;
-      const hintKey = countHintKey(sql, params);
+      if (!step.bounded) return undefined;
       const hint = this.countHints.get(hintKey);
       if (hint === undefined || hint > COUNT_MAIN_ROWS) return undefined;
       const value = Number(this.cached(sql, false).pluck().get(params));
@@ -971,6 +989,7 @@ export class SqliteDriver implements StorageDriver {
     this.orderPlans.clear();
     this.projections.clear();
     this.textPlans = new WeakMap();
+    this.countSteps = new WeakMap();
     this.countHints.clear();
     this.statements = undefined;
     this.outbox = undefined;
@@ -1195,6 +1214,15 @@ interface TextsPlan {
   readonly widen: (row: Row) => Row;
   /** Whether the main connection reads it (`listPool`), outside a transaction. */
   readonly onMain: boolean;
+}
+
+/** A count's statement for `countNow`, the key of its size hint, and whether an index bounds it. */
+interface CountStep {
+  readonly sql: string;
+  readonly params: readonly unknown[];
+  readonly hintKey: string;
+  /** Its filters bound an index and SQLite's plan searches it (`count`). */
+  readonly bounded: boolean;
 }
 
 /** The state of an open transaction: the changes its writes appended, announced on commit. */
