@@ -8,7 +8,10 @@
 //
 //   node bench/bulk-writes.mjs            3 rounds
 //   node bench/bulk-writes.mjs --quick    1 round
-//   DATABASE_URL=postgres://… node bench/bulk-writes.mjs   the same on PostgreSQL
+//   DATABASE_URL=postgres://… node bench/bulk-writes.mjs   the same on PostgreSQL, in a database
+//                                                          created afresh on that server for the
+//                                                          run (entity_gen_bench_upsert; dropped
+//                                                          at the end)
 //
 // Options (override the mode): --records=N --rounds=N
 //
@@ -18,6 +21,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
+import pg from 'pg';
 import { join, relative } from 'node:path';
 import {
   agent,
@@ -41,9 +45,15 @@ const argv = process.argv.slice(2);
 const { quick: QUICK, option } = parseOptions(argv, ['records', 'rounds'], 'bulk-writes.mjs');
 const RECORDS = option('records') ?? 10_000;
 const ROUNDS = option('rounds') ?? (QUICK ? 1 : 3);
-/** SQLite (a fresh file), or the PostgreSQL database of DATABASE_URL (its PRODUCT table is kept). */
+/** SQLite (a fresh file), or the PostgreSQL server of DATABASE_URL (a database made for the run). */
 const DATABASE_URL = process.env.DATABASE_URL ?? `sqlite:${join(OUT, 'bulk.db')}`;
-/** Keys and lots of this run, distinct from an earlier run's on a kept PostgreSQL database. */
+const POSTGRES = DATABASE_URL.startsWith('postgres');
+/**
+ * The database of a PostgreSQL run: created afresh, so that no earlier run's rows and events (a
+ * kept database grew to a million products and 3.7 million events) slow this one down.
+ */
+const PG_DB = 'entity_gen_bench_upsert';
+/** Keys and lots of this run. */
 const RUN = randomBytes(3).toString('hex');
 
 const SCHEMA_TEXT = `type: ENTITY
@@ -88,7 +98,15 @@ async function main() {
   writeFileSync(SCHEMA, SCHEMA_TEXT);
   log(`generating ${relative(ROOT, SCHEMA)} into ${relative(ROOT, SERVICE)} and compiling it`);
   await generateService(SCHEMA, SERVICE);
-  server = await startService(SERVICE, DATABASE_URL);
+  let serviceUrl = DATABASE_URL;
+  if (POSTGRES) {
+    await adminQuery(`DROP DATABASE IF EXISTS ${PG_DB} WITH (FORCE)`);
+    await adminQuery(`CREATE DATABASE ${PG_DB}`);
+    const url = new URL(DATABASE_URL);
+    url.pathname = `/${PG_DB}`;
+    serviceUrl = url.toString();
+  }
+  server = await startService(SERVICE, serviceUrl);
   const { base } = server;
   // Warm-up: small rounds of each request as measured (the upsert's: half its keys exist, with
   // changed prices, so that its creates and updates run before the first measured round too).
@@ -158,7 +176,9 @@ async function main() {
   const patch = median(patches);
   const cpuRatio = median(insertCpu) / median(upsertCpu);
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
-  const driver = DATABASE_URL.startsWith('postgres') ? 'PostgreSQL' : 'SQLite (synchronous FULL)';
+  const driver = POSTGRES
+    ? 'PostgreSQL (a database created for the run)'
+    : 'SQLite (synchronous FULL)';
   const n = RECORDS.toLocaleString('en-US');
   const out = [
     `## Upsert and PATCH by filter (${n} records; median of ${ROUNDS} round(s), one request each)`,
@@ -190,4 +210,17 @@ main()
   .finally(async () => {
     agent.destroy();
     await server?.stop();
+    if (POSTGRES)
+      await adminQuery(`DROP DATABASE IF EXISTS ${PG_DB} WITH (FORCE)`).catch(() => undefined);
   });
+
+/** Runs a statement on the PostgreSQL server of DATABASE_URL (its own database), for set-up. */
+async function adminQuery(text) {
+  const admin = new pg.Client({ connectionString: DATABASE_URL });
+  await admin.connect();
+  try {
+    await admin.query(text);
+  } finally {
+    await admin.end();
+  }
+}
