@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -183,6 +183,31 @@ describe('sqlite driver specifics', () => {
       expect(
         () => new SqliteDriver({ filename: ':memory:', env: { SQLITE_SYNCHRONOUS: 'OFF' } }),
       ).toThrow(/SQLITE_SYNCHRONOUS/);
+    });
+
+    it('checkpoints the WAL in a worker after writes; the connection itself only past 10 000 pages', async () => {
+      const file = freshFile();
+      const driver = track(await openSqlite({ filename: file }, [ITEMS]));
+      expect(driver.diagnostics().walAutocheckpoint).toBe(10_000);
+      // About 1 500 pages of records: past SQLite's own bound of 1 000 pages.
+      const records = Array.from({ length: 3000 }, (_, i) => ({
+        id: `wal-${i}`,
+        name: `${i} ${'x'.repeat(1800)}`,
+        qty: i,
+      }));
+      await driver.insert(ITEMS, records, 1000);
+      let stats = driver.diagnostics().checkpoints;
+      for (let waited = 0; waited < 10_000 && (stats?.checkpoints ?? 0) === 0; waited += 20) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        stats = driver.diagnostics().checkpoints;
+      }
+      expect(stats).toMatchObject({ lastError: undefined });
+      expect(stats!.checkpoints).toBeGreaterThanOrEqual(1);
+      expect(stats!.lastLog).toBeGreaterThan(1000);
+      expect(stats!.lastCheckpointed).toBe(stats!.lastLog);
+      // The pages are in the database file itself now.
+      expect(statSync(file).size).toBeGreaterThan(1000 * 4096);
+      expect((await driver.get(ITEMS, ['wal-2999']))?.record).toMatchObject({ qty: 2999 });
     });
 
     it('in-memory databases have no WAL', async () => {

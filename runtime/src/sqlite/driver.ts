@@ -36,6 +36,7 @@ import { StorageUnavailableError } from '../errors.js';
 import { indexBoundsCount, indexBoundsList } from '../indexes.js';
 import { quoteIdentifier } from '../sql/dialect.js';
 import { buildCountSql, buildListSql, type BuiltSql } from '../sql/query.js';
+import { Checkpointer, type CheckpointStats, WAL_BOUND_PAGES } from './checkpointer.js';
 import { openConnection } from './connection.js';
 import { sqliteDialect } from './dialect.js';
 import { isPrimaryKeyViolation, mapError, uniqueViolation } from './errors.js';
@@ -85,6 +86,9 @@ function countHintKey(sql: string, params: readonly unknown[]): string {
   return key;
 }
 
+/** SQLite's default `wal_autocheckpoint`, in pages. */
+const SQLITE_AUTOCHECKPOINT = 1000;
+
 /** Upper bound of the cache of list/count statements (keyed by SQL text, least recently used out). */
 const QUERY_CACHE_SIZE = 200;
 
@@ -103,6 +107,10 @@ export interface SqliteDiagnostics {
   readonly cachedQueries: number;
   /** Write transactions this driver ran so far (a group commit counts once). */
   readonly writeCommits: number;
+  /** SQLite's own checkpoint bound of the main connection, in WAL pages. */
+  readonly walAutocheckpoint: number;
+  /** What the background checkpointer did (file databases in WAL mode). */
+  readonly checkpoints: CheckpointStats | undefined;
 }
 
 /**
@@ -139,6 +147,8 @@ export class SqliteDriver implements StorageDriver {
 
   private db: Database.Database | undefined;
   private pool: ReadPool | undefined;
+  /** Runs the WAL's checkpoints off the request path (file databases in WAL mode). */
+  private checkpointer: Checkpointer | undefined;
   private closed = false;
   /** Whether writes append change events (`OpenOptions.events`). */
   private events = true;
@@ -981,6 +991,9 @@ export class SqliteDriver implements StorageDriver {
     const pool = this.pool;
     this.pool = undefined;
     await pool?.close();
+    // Its connection closes first: the last connection to close checkpoints the whole WAL.
+    await this.checkpointer?.close();
+    this.checkpointer = undefined;
     const db = this.db;
     this.db = undefined;
     this.tables.clear();
@@ -1134,6 +1147,8 @@ export class SqliteDriver implements StorageDriver {
       busyTimeoutMs: Number(db.pragma('busy_timeout', { simple: true })),
       cachedQueries: this.queryCache.size,
       writeCommits: this.writes.commits,
+      walAutocheckpoint: Number(db.pragma('wal_autocheckpoint', { simple: true })),
+      checkpoints: this.checkpointer?.done,
     };
   }
 
@@ -1148,6 +1163,13 @@ export class SqliteDriver implements StorageDriver {
       cacheSizeKiB: this.cacheSizeKiB,
     });
     this.db = db;
+    // Checkpoints in a worker (checkpointer.ts); the connection's own ones only past a bound.
+    if (!this.memory && db.pragma('journal_mode', { simple: true }) === 'wal') {
+      db.pragma(`wal_autocheckpoint = ${WAL_BOUND_PAGES}`);
+      this.checkpointer = new Checkpointer(resolve(this.filename), this.busyTimeoutMs, () => {
+        if (this.db === db && db.open) db.pragma(`wal_autocheckpoint = ${SQLITE_AUTOCHECKPOINT}`);
+      });
+    }
     return db;
   }
 
@@ -1172,6 +1194,7 @@ export class SqliteDriver implements StorageDriver {
 
   /** Tells the watchers of `changes` what a write just committed. */
   private emit(committed: readonly StoredChange[]): void {
+    this.checkpointer?.committed();
     if (committed.length > 0) this.listeners.emit(committed);
   }
 
