@@ -98,7 +98,11 @@ export class Checkpointer {
     if (this.closed) return;
     this.running = true;
     this.again = false;
-    this.start().postMessage('checkpoint');
+    try {
+      this.start().postMessage('checkpoint');
+    } catch (error) {
+      this.fail(error instanceof Error ? error.message : String(error));
+    }
   }
 
   private start(): Worker {
@@ -107,17 +111,27 @@ export class Checkpointer {
     const worker = new Worker(workerFile(), { workerData: data });
     worker.unref();
     worker.on('message', (response: CheckpointResponse) => this.finished(response));
-    worker.on('error', (error: Error) => {
-      // The worker is gone (it could not open the file, say): the main connection checkpoints
-      // by itself again, as SQLite does, and no other worker is started.
-      this.stats = { ...this.stats, lastError: error.message };
-      this.closed = true;
-      this.worker = undefined;
-      this.running = false;
-      this.gaveUp();
+    worker.on('error', (error: Error) => this.fail(error.message));
+    worker.on('exit', (code) => {
+      if (this.worker === worker) this.fail(`the checkpoint worker exited with code ${code}`);
     });
     this.worker = worker;
     return worker;
+  }
+
+  /**
+   * The worker is gone or could not start (it could not open the file, say): the main connection
+   * checkpoints by itself again, as SQLite does, and no other worker is started.
+   */
+  private fail(message: string): void {
+    if (this.closed && this.worker === undefined) return;
+    this.stats = { ...this.stats, lastError: message };
+    this.closed = true;
+    this.running = false;
+    const worker = this.worker;
+    this.worker = undefined;
+    if (worker !== undefined) void worker.terminate();
+    this.gaveUp();
   }
 
   private finished(response: CheckpointResponse | undefined): void {
