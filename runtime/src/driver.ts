@@ -486,9 +486,9 @@ export interface StorageDriver {
     options?: WriteOptions,
   ): Promise<number[] | undefined>;
   /**
-   * Optional: the upsert of a list in replace mode at time `now`, in one statement: each record is
-   * inserted when its key is free, replaces the stored record when a compared field differs, and
-   * is left as stored otherwise (see `ReplaceOptions`). Resolves to the records as stored
+   * Optional: the upsert of a list in replace mode at time `now`, in one write (on PostgreSQL one
+   * statement): each record is inserted when its key is free, replaces the stored record when a
+   * compared field differs, and is left as stored otherwise (see `ReplaceOptions`). Resolves to the records as stored
    * afterwards, in their order, with their fates (the changes of those created or updated in that
    * order); or to `undefined`, having written nothing, when it cannot write them so — a record
    * breaks a unique rule or names a missing record, or the table keeps a history or soft-deletes —
