@@ -15,6 +15,7 @@ import {
   parseSqliteUrl,
   type QueryPlanRow,
 } from '../../runtime/src/sqlite/index.js';
+import { Checkpointer } from '../../runtime/src/sqlite/checkpointer.js';
 import { describeDriverContract } from './contract.js';
 
 const root = mkdtempSync(join(tmpdir(), 'eg-sqlite-test-'));
@@ -208,6 +209,22 @@ describe('sqlite driver specifics', () => {
       // The pages are in the database file itself now.
       expect(statSync(file).size).toBeGreaterThan(1000 * 4096);
       expect((await driver.get(ITEMS, ['wal-2999']))?.record).toMatchObject({ qty: 2999 });
+    });
+
+    it('a checkpoint worker that cannot open the file gives up once and says so (the driver then checkpoints on its connection)', async () => {
+      let gaveUp = 0;
+      const checkpointer = new Checkpointer(join(root, 'missing', 'none.db'), 100, () => gaveUp++);
+      checkpointer.committed();
+      for (let waited = 0; waited < 10_000 && gaveUp === 0; waited += 20)
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(gaveUp).toBe(1);
+      expect(checkpointer.done.lastError).toMatch(/unable to open|does not exist|no such/i);
+      // Later commits start no other worker.
+      checkpointer.committed();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(gaveUp).toBe(1);
+      expect(checkpointer.done.checkpoints).toBe(0);
+      await checkpointer.close();
     });
 
     it('in-memory databases have no WAL', async () => {
