@@ -144,8 +144,14 @@ export interface StoredRecord<TRecord = StoredFields> {
 
 /** Records as JSON texts (`StorageDriver.listTexts`). */
 export interface RecordTexts {
-  /** `JSON.stringify(stored.record)` of each record, in list order. */
+  /** `JSON.stringify(stored.record)` of each record, in list order (empty with `joined`). */
   readonly texts: readonly string[];
+  /**
+   * Instead of `texts`, when the driver wrote the page as one text (SQLite, a list of `keep + 2`
+   * records: a page and the look-ahead record): the texts of the records up to `keep` joined with
+   * commas, and how many records the list read.
+   */
+  readonly joined?: { readonly text: string; readonly records: number };
   /**
    * The record at the index asked for, if the list reached it: what the page's `next` cursor is
    * made from (its version and times are not read). With `fields`, it may hold only the selected

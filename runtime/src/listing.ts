@@ -227,15 +227,16 @@ export function listQueryOf(request: ListRequest, owner: FilterGroup | undefined
 export function textPageBody(
   definition: EntityDefinition<object>,
   request: ListRequest,
-  { texts, kept, count }: RecordTexts,
+  { texts, joined, kept, count }: RecordTexts,
   cursorKey: string | undefined,
 ): string {
   const pageSize = request.limit ?? request.cap;
-  const hasMore = texts.length > pageSize;
+  const hasMore = (joined?.records ?? texts.length) > pageSize;
   const meta = pageMeta(definition, request, pageSize, hasMore, kept, cursorKey);
   if (request.count && count !== undefined) meta['count'] = count;
-  const records = hasMore ? texts.slice(0, pageSize) : texts;
-  return `{"status":"success","data":[${records.join(',')}],"meta":${JSON.stringify(meta)}}`;
+  // Joined by the driver, the text holds the page's records only (up to `keep`, the page's last).
+  const records = joined?.text ?? (hasMore ? texts.slice(0, pageSize) : texts).join(',');
+  return `{"status":"success","data":[${records}],"meta":${JSON.stringify(meta)}}`;
 }
 
 /** The names of a selection of whole top-level fields only, else `undefined`. */

@@ -13,6 +13,7 @@ import { SqliteDriver } from '../../runtime/src/sqlite/driver.js';
 import {
   canonicalJson,
   isCanonicalJson,
+  lastRecordStart,
   recordText,
 } from '../../runtime/src/sqlite/record-text.js';
 import { TableLayout } from '../../runtime/src/sqlite/schema.js';
@@ -212,10 +213,21 @@ describe.each([
       other.close();
       const query: ListQuery = { filters: [], orderBy: [], limit: 3, offset: 1 };
       const listed = await driver.list(table, query);
-      const { texts, kept } = await driver.listTexts(table, query, 1);
+      // A list of keep + 2 records (a page and its look-ahead) is written whole.
+      const page = await driver.listTexts(table, query, 1);
+      expect(page.texts).toEqual([]);
+      expect(page.joined).toEqual({
+        text: listed
+          .slice(0, 2)
+          .map((stored) => JSON.stringify(stored.record))
+          .join(','),
+        records: 3,
+      });
+      expect(page.kept).toEqual({ record: listed[1]!.record });
+      const { texts, kept } = await driver.listTexts(table, query, 0);
       expect(texts).toEqual(listed.map((stored) => JSON.stringify(stored.record)));
       expect(texts[2]).toBe('{"id":"d","doc":{"w":"A/","v":[]}}');
-      expect(kept).toEqual({ record: listed[1]!.record });
+      expect(kept).toEqual({ record: listed[0]!.record });
       const none = await driver.listTexts(table, query, 5);
       expect(none.kept).toBeUndefined();
     } finally {
@@ -429,5 +441,193 @@ describe('where a list runs', () => {
     } finally {
       await driver.close();
     }
+  });
+});
+
+/**
+ * Pages SQLite writes whole (`joined`): every record's text is written by SQL, with the values
+ * SQLite writes differently from `JSON.stringify` handed back to JavaScript. The stored values
+ * here are written with SQL, as another program could: the texts must still be byte for byte
+ * `JSON.stringify` of the records `list()` decodes.
+ */
+describe('pages written whole by SQLite', () => {
+  const WIDE_JSON: TableDescriptor = {
+    entity: 'WIDE',
+    table: 'wide',
+    key: ['id'],
+    columns: [
+      { name: 'note', kind: 'text', fieldType: 'STRING', required: false, indexed: false },
+      { name: 'id', kind: 'text', fieldType: 'STRING', required: true, indexed: false },
+      { name: 'n', kind: 'integer', fieldType: 'INTEGER', required: false, indexed: false },
+      { name: 'x', kind: 'double', fieldType: 'DOUBLE', required: false, indexed: false },
+      { name: 'd', kind: 'decimal', fieldType: 'DECIMAL', required: false, indexed: false },
+      { name: 'on', kind: 'boolean', fieldType: 'BOOL', required: false, indexed: false },
+      { name: 'day', kind: 'date', fieldType: 'DATE', required: false, indexed: false },
+      { name: "it's", kind: 'text', fieldType: 'STRING', required: false, indexed: false },
+      { name: 'doc', kind: 'json', fieldType: 'OBJECT', required: false, indexed: false },
+    ],
+  };
+  const DOUBLES = [
+    0,
+    -0,
+    100,
+    -2.5,
+    0.1,
+    0.1 + 0.2,
+    1 / 3,
+    1e-5,
+    1e-7,
+    1e21,
+    123456789012345680000,
+    1e15,
+    2 ** 53 + 2,
+    5e-324,
+    Number.MAX_VALUE,
+    10000.44,
+    Infinity,
+    -Infinity,
+  ];
+  const STRINGS = [
+    '',
+    'plain',
+    'quote " backslash \\ / newline \n tab \t \u0000 \u001f \u007f',
+    'café ß ✓ 😀 \u2028 \u2029',
+    'ends like a record boundary },{',
+    '},{"id":"fake"}',
+    "it's",
+  ];
+  const DOCS = [
+    '[{"id":1},{"id":2}]',
+    '{"a":"},{","b":[{"id":"x"},{"note":"y"}]}',
+    '{ "spaced" : 1.0 }',
+    '"},{\\"id\\":"',
+  ];
+
+  it.each([
+    ['with a JSON column', true],
+    ['without JSON columns', false],
+  ])(
+    "writes each record as JSON.stringify of list()'s record, page after page (%s)",
+    async (_, withJson) => {
+      const file = join(dir, `whole-${withJson}.db`);
+      const driver = new SqliteDriver({ filename: file, readers: 0 });
+      const WIDE: TableDescriptor = withJson
+        ? WIDE_JSON
+        : { ...WIDE_JSON, columns: WIDE_JSON.columns.filter((c) => c.kind !== 'json') };
+      await driver.open([WIDE]);
+      try {
+        await driver.insert(WIDE, [{ id: 'seed' }], 1000);
+        const other = new Database(file);
+        const insert = other.prepare(
+          `INSERT INTO wide (note, id, n, x, d, _eg_dec_d, "on", day, "it's"${withJson ? ', doc' : ''}, _eg_created_ms, _eg_updated_ms, _eg_version)
+         VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?${withJson ? ', ?' : ''}, 1, 1, 1)`,
+        );
+        const rows = 60;
+        for (let i = 0; i < rows; i++) {
+          const pick = <T>(list: readonly T[], salt: number): T => list[(i * salt) % list.length]!;
+          insert.run(
+            i % 5 === 0 ? null : pick(STRINGS, 3),
+            `r${String(i).padStart(3, '0')}${pick(STRINGS, 1)}`,
+            // Beyond the safe range, text or a REAL in an INTEGER column: another program's values.
+            [null, 7, -42, 2 ** 53 + 1, 'twelve', 2.5][i % 6],
+            i % 7 === 0 ? null : pick(DOUBLES, 5),
+            i % 4 === 0 ? null : `${i}.50`,
+            [null, 0, 1, 2, 'yes'][i % 5],
+            i % 3 === 0 ? null : '2026-11-28',
+            i % 2 === 0 ? null : pick(STRINGS, 2),
+            ...(withJson ? [i % 3 === 1 ? null : pick(DOCS, 7)] : []),
+          );
+        }
+        other.close();
+        const all = await driver.list(WIDE, { filters: [], orderBy: [], limit: 1000, offset: 0 });
+        expect(all).toHaveLength(rows + 1);
+        for (const orderBy of [[], [{ column: 'x', descending: true }]]) {
+          const listed = await driver.list(WIDE, { filters: [], orderBy, limit: 1000, offset: 0 });
+          for (const size of [1, 2, 7]) {
+            for (let offset = 0; offset <= listed.length; offset += size) {
+              const query: ListQuery = { filters: [], orderBy, limit: size + 1, offset };
+              const page = await driver.listTexts(WIDE, query, size - 1, undefined, true);
+              const expected = listed.slice(offset, offset + size);
+              expect(page.joined?.text).toBe(
+                expected.map((stored) => JSON.stringify(stored.record)).join(','),
+              );
+              expect(page.joined?.records).toBe(listed.slice(offset, offset + size + 1).length);
+              // The kept record is read back from its text: a value JSON cannot hold (another
+              // program's Infinity) is null there, as it is in the cursor's JSON.
+              expect(page.kept).toEqual(
+                expected.length === size
+                  ? { record: JSON.parse(JSON.stringify(expected[size - 1]!.record)) }
+                  : undefined,
+              );
+              expect(page.count).toBe(listed.length);
+              const now = driver.listTextsNow(WIDE, query, size - 1);
+              expect(now?.joined).toEqual(page.joined);
+            }
+          }
+        }
+      } finally {
+        await driver.close();
+      }
+    },
+  );
+
+  it.each([
+    ['a BOOL key first', 'boolean', 'BOOL', [{ k: true, v: 1 }, { k: false }]],
+    ['an INTEGER key first', 'integer', 'INTEGER', [{ k: -3, v: 2 }, { k: 7 }, { k: 0 }]],
+    ['a DATE key first', 'date', 'DATE', [{ k: '2026-01-02' }, { k: '2026-01-01', v: 0 }]],
+  ] as const)(
+    'opens the record right with %s, and with every other field NULL',
+    async (_, kind, fieldType, records) => {
+      const table: TableDescriptor = {
+        entity: 'KEYED',
+        table: `keyed_${kind}`,
+        key: ['k'],
+        columns: [
+          { name: 'k', kind, fieldType, required: true, indexed: false },
+          { name: 'v', kind: 'integer', fieldType: 'INTEGER', required: false, indexed: false },
+        ],
+      };
+      const driver = new SqliteDriver({ filename: join(dir, `keyed-${kind}.db`), readers: 0 });
+      await driver.open([table]);
+      try {
+        await driver.insert(table, [...records], 1000);
+        const query: ListQuery = { filters: [], orderBy: [], limit: records.length + 1, offset: 0 };
+        const listed = await driver.list(table, query);
+        const page = await driver.listTexts(table, query, records.length - 1);
+        expect(page.joined?.text).toBe(
+          listed.map((stored) => JSON.stringify(stored.record)).join(','),
+        );
+      } finally {
+        await driver.close();
+      }
+    },
+  );
+
+  it('finds where the last record starts, past look-alikes inside JSON values', () => {
+    const records = [
+      { id: 'a', doc: [{ id: 1 }, { id: 2 }] },
+      { id: 'b},{', doc: { s: '},{"id":' } },
+      { id: 'c', note: 'x},{' },
+    ];
+    const cut = (texts: string[], nested: boolean): void => {
+      const page = texts.join(',');
+      let end = page.length;
+      for (let i = texts.length - 1; i >= 0; i--) {
+        const start = lastRecordStart(page, end, nested);
+        expect(page.slice(start, end)).toBe(texts[i]);
+        end = start - 1;
+      }
+    };
+    cut(
+      records.map((record) => JSON.stringify(record)),
+      true,
+    );
+    // Without JSON values, only strings ending like a boundary look like one.
+    cut(
+      [{ id: 'a},{' }, { id: 'b', note: '},{"id":"x"},{' }, { id: '},{' }].map((record) =>
+        JSON.stringify(record),
+      ),
+      false,
+    );
   });
 });

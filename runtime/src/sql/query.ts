@@ -53,11 +53,14 @@ export interface BuiltSql {
   readonly params: unknown[];
 }
 
+/** The name of the count column of `buildListSql`'s counted form. */
+export const LIST_COUNT_COLUMN = '_eg_count';
+
 /**
  * Builds the SELECT for a list query; `select` is the select list (dialect-specific decoding).
  * With `withCount`, one more column follows the select list: the number of records matching the
- * query's filters (an uncorrelated scalar subquery, so it is read in the statement's snapshot);
- * both FROMs are then schema-qualified by the dialect.
+ * query's filters (an uncorrelated scalar subquery, so it is read in the statement's snapshot),
+ * named `LIST_COUNT_COLUMN`; both FROMs are then schema-qualified by the dialect.
  */
 export function buildListSql(
   dialect: SqlDialect,
@@ -69,7 +72,9 @@ export function buildListSql(
   const params = new SqlParams(dialect);
   const tableSql = dialect.quoteIdentifier(table.table);
   // Built first: with `?` placeholders, parameters are bound in the order they appear.
-  const countColumn = withCount ? `, (${countSql(dialect, table, query, params)})` : '';
+  const countColumn = withCount
+    ? `, (${countSql(dialect, table, query, params)}) AS ${dialect.quoteIdentifier(LIST_COUNT_COLUMN)}`
+    : '';
   // The counted form names its table as the subquery does (schema-qualified where the driver
   // uses a schema); the plain form leaves that to the driver.
   let from = withCount ? (dialect.qualifiedTable?.(table.table) ?? tableSql) : tableSql;

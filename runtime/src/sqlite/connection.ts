@@ -11,6 +11,7 @@ import { decimalSortKey } from './decimal-key.js';
 import { foldCase } from '../fold.js';
 import { DECIMAL_KEY_FUNCTION, DECIMAL_TEXT_FUNCTION, FOLD_FUNCTION } from './dialect.js';
 import type { SqliteSynchronous } from './options.js';
+import { RECORD_VALUE_FUNCTION, recordValueSql } from './record-text.js';
 
 /** The settings a connection is opened with. */
 export interface ConnectionSettings {
@@ -34,6 +35,8 @@ export function openConnection(filename: string, settings: ConnectionSettings): 
         ? (decimalSortKey(value) ?? null)
         : null,
     );
+    // Pages written as text hand the values SQLite would write otherwise back to JavaScript.
+    db.function(RECORD_VALUE_FUNCTION, { deterministic: true }, recordValueSql);
     // The case-insensitive filter operators compare folded text.
     db.function(FOLD_FUNCTION, { deterministic: true }, (value: unknown) =>
       typeof value === 'string' ? foldCase(value) : null,

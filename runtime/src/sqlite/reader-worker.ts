@@ -8,7 +8,12 @@ import Database from 'better-sqlite3';
 import { decimalSortKey } from './decimal-key.js';
 import { foldCase } from '../fold.js';
 import { DECIMAL_KEY_FUNCTION, FOLD_FUNCTION } from './dialect.js';
-import { rowTexts, type RecordShape } from './record-text.js';
+import {
+  RECORD_VALUE_FUNCTION,
+  recordValueSql,
+  rowTexts,
+  type RecordShape,
+} from './record-text.js';
 
 /**
  * A query from the pool: `rows` answers raw rows, `value` the first column of the first row,
@@ -47,6 +52,8 @@ db.function(DECIMAL_KEY_FUNCTION, { deterministic: true }, (value: unknown) =>
 db.function(FOLD_FUNCTION, { deterministic: true }, (value: unknown) =>
   typeof value === 'string' ? foldCase(value) : null,
 );
+// Pages written as text, as on the main connection.
+db.function(RECORD_VALUE_FUNCTION, { deterministic: true }, recordValueSql);
 const statements = new Map<string, Database.Statement>();
 /** Bounded like the main connection's cache: list SQL varies with filters and order. */
 const CACHE_SIZE = 200;

@@ -25,6 +25,13 @@ export interface RecordShape {
   readonly counted?: boolean;
 }
 
+/**
+ * The SQL function (registered on every connection) that writes one value as `recordText` does,
+ * `(value, kind)`: what `recordTextSql` hands back to JavaScript (JSON columns, and the values
+ * whose text SQLite would write differently).
+ */
+export const RECORD_VALUE_FUNCTION = 'eg_record_value';
+
 /** A page of records as JSON texts, with one record's raw row kept for the caller. */
 export interface RowTexts {
   readonly texts: string[];
@@ -44,13 +51,109 @@ export function recordText(shape: RecordShape, row: readonly unknown[]): string 
     if (value === null || value === undefined || kind === TextKind.Hidden) continue;
     if (text.length > 1) text += ',';
     text += keys[i];
-    if (kind === TextKind.Boolean) text += value !== 0 && value !== 0n ? 'true' : 'false';
-    else if (kind === TextKind.Json) text += canonicalJson(value as string);
-    else if (typeof value === 'number')
-      text += Number.isFinite(value) ? String(value) : 'null'; // as JSON.stringify writes it
-    else text += JSON.stringify(value);
+    text += valueText(value, kind!);
   }
   return `${text}}`;
+}
+
+/** How `recordText` writes a value that is not NULL, of a column of `kind`. */
+export function valueText(value: unknown, kind: TextKind): string {
+  if (kind === TextKind.Boolean) return value !== 0 && value !== 0n ? 'true' : 'false';
+  if (kind === TextKind.Json) return canonicalJson(value as string);
+  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : 'null'; // as JSON.stringify writes it
+  return JSON.stringify(value);
+}
+
+/** `RECORD_VALUE_FUNCTION` itself: `valueText` of a value SQLite hands over. */
+export function recordValueSql(value: unknown, kind: unknown): string {
+  return valueText(value, kind as TextKind);
+}
+
+/** A column of `recordTextSql`: how to refer to it, its `"name":` prefix and what it holds. */
+export interface TextColumn {
+  /** The column in SQL (`"table"."column"`). */
+  readonly ref: string;
+  /** `JSON.stringify(name)` followed by `:`. */
+  readonly key: string;
+  /** `TextKind.Plain`, `Boolean` or `Json` (hidden columns are not passed). */
+  readonly kind: TextKind;
+  /** What SQLite stores in the column: `integer`, `double`, or text. */
+  readonly storage: 'integer' | 'double' | 'text';
+  /** Never NULL (a key column). */
+  readonly notNull: boolean;
+}
+
+/** A SQL string literal. */
+function sqlText(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
+}
+
+/**
+ * The SQL expression of a record's JSON text: byte for byte `recordText` of its row. SQLite
+ * writes what it writes exactly as `JSON.stringify` does: text through `json_quote` (it escapes
+ * as `JSON.stringify` does, checked for every code point), integers within the safe range, and
+ * 0/1 booleans. The rest goes through `RECORD_VALUE_FUNCTION`, which is `valueText` itself: DOUBLE
+ * values (SQLite writes `100.0`, `1.0e-05` and 17 digits where JavaScript writes `100`, `0.00001`
+ * and the shortest digits that read back; checking in SQL which values it writes the same way
+ * cost more than the call), JSON columns, and values of an unexpected type another program
+ * stored. A BLOB in a text column makes the statement fail (`json_quote` refuses it).
+ */
+export function recordTextSql(columns: readonly TextColumn[]): string {
+  const call = (ref: string, kind: TextKind): string => `${RECORD_VALUE_FUNCTION}(${ref}, ${kind})`;
+  const pieces = columns.map((column, index) => {
+    const { ref, kind } = column;
+    // The first piece opens the record when it is never NULL; otherwise every piece starts with a
+    // comma, and the first comma is cut off at the end.
+    const key = index === 0 && column.notNull ? `{${column.key}` : `,${column.key}`;
+    const orNull = (written: string): string =>
+      column.notNull ? written : `CASE WHEN ${ref} IS NULL THEN '' ELSE ${written} END`;
+    if (kind === TextKind.Boolean)
+      return (
+        `CASE ${ref} WHEN 0 THEN ${sqlText(`${key}false`)} WHEN 1 THEN ${sqlText(`${key}true`)} ` +
+        `ELSE ${orNull(`${sqlText(key)} || ${call(ref, kind)}`)} END`
+      );
+    let value: string;
+    if (kind === TextKind.Json || column.storage === 'double') value = call(ref, kind);
+    else if (column.storage === 'integer')
+      value =
+        `CASE WHEN typeof(${ref}) = 'integer' AND ${ref} BETWEEN -9007199254740991 AND 9007199254740991 ` +
+        `THEN CAST(${ref} AS TEXT) ELSE ${call(ref, kind)} END`;
+    else value = `json_quote(${ref})`;
+    return orNull(`${sqlText(key)} || ${value}`);
+  });
+  if (pieces.length === 0) return `'{}'`;
+  const body = pieces.join(' || ');
+  return columns[0]!.notNull ? `${body} || '}'` : `'{' || substr(${body}, 2) || '}'`;
+}
+
+/**
+ * Where the last record of `page` (record texts joined with commas, ending at `end`) starts. A
+ * record begins after `},` and with `{"`. Inside a record the same four characters `},{"` can
+ * only end a string value that ends with `},{` (its closing quote then follows `{`, and a comma
+ * or a brace follows the quote), or start a nested object of a JSON column. With `nested` (the
+ * records may hold JSON columns, or a field name starting with a comma or a brace), a candidate
+ * counts only when the text from it to `end` is one JSON value; without, when no comma or brace
+ * follows it.
+ */
+export function lastRecordStart(page: string, end: number, nested: boolean): number {
+  // A candidate lies wholly before `end`.
+  let from = end - 4;
+  for (;;) {
+    const at = from < 0 ? -1 : page.lastIndexOf('},{"', from);
+    if (at < 0) return 0;
+    if (!nested) {
+      const next = page.charCodeAt(at + 4);
+      if (next !== 0x2c && next !== 0x7d) return at + 2;
+    } else {
+      try {
+        JSON.parse(page.slice(at + 2, end));
+        return at + 2;
+      } catch {
+        // inside the record: look further back
+      }
+    }
+    from = at - 1;
+  }
 }
 
 /** The texts of every row, and the raw row at `keep` (if any). */

@@ -4,7 +4,7 @@
  * (`TableLayout`).
  */
 import type { ColumnDescriptor, ColumnKind, StoredFields, TableDescriptor } from '../driver.js';
-import { TextKind, type RecordShape } from './record-text.js';
+import { recordTextSql, TextKind, type RecordShape, type TextColumn } from './record-text.js';
 import { ciIndexName, compositeIndexes, fieldIndexName, uniqueIndexes } from '../indexes.js';
 import { quoteIdentifier } from '../sql/dialect.js';
 import { sameJsonValue } from '../json-equal.js';
@@ -82,6 +82,13 @@ export class TableLayout {
   private readonly hidden: readonly boolean[];
   /** How each record column is written as JSON text (`recordText`). */
   readonly shape: RecordShape;
+  /** `textSql()`, made once. */
+  private recordText: string | undefined;
+  /**
+   * Whether a record's text may hold `},{"` other than at the end of a string value (a JSON
+   * column, or a field name starting with a comma or a brace): see `lastRecordStart`.
+   */
+  readonly nestedText: boolean;
 
   constructor(readonly descriptor: TableDescriptor) {
     this.tableSql = quoteIdentifier(descriptor.table);
@@ -142,6 +149,11 @@ export class TableLayout {
               : TextKind.Plain,
       ),
     };
+    this.nestedText = this.columns.some(
+      (c, index) =>
+        !this.hidden[index] &&
+        (c.kind === 'json' || c.name.startsWith(',') || c.name.startsWith('}')),
+    );
   }
 
   /** `CREATE TABLE IF NOT EXISTS` for the table. */
@@ -268,6 +280,30 @@ export class TableLayout {
    */
   textSelectList(): string {
     return this.columns.map((c) => `${this.tableSql}.${quoteIdentifier(c.name)}`).join(', ');
+  }
+
+  /**
+   * The SQL expression of a record's JSON text, as `recordText` writes it from the row of
+   * `textSelectList` (`recordTextSql`): for pages SQLite writes whole (`SqliteDriver.listTexts`).
+   */
+  textSql(): string {
+    if (this.recordText === undefined) {
+      const keys = new Set(this.descriptor.key);
+      const columns: TextColumn[] = [];
+      this.columns.forEach((column, index) => {
+        if (this.hidden[index]) return;
+        columns.push({
+          ref: `${this.tableSql}.${quoteIdentifier(column.name)}`,
+          key: this.shape.keys[index]!,
+          kind: this.shape.kinds[index]!,
+          storage:
+            column.kind === 'integer' ? 'integer' : column.kind === 'double' ? 'double' : 'text',
+          notNull: keys.has(column.name),
+        });
+      });
+      this.recordText = recordTextSql(columns);
+    }
+    return this.recordText;
   }
 
   /** Select list: fields in declared order, then version, created, updated. */
