@@ -155,6 +155,14 @@ describe('canonical JSON text', () => {
   });
 });
 
+const TEXT_NOTE = {
+  name: 'note',
+  kind: 'text',
+  fieldType: 'STRING',
+  required: false,
+  indexed: false,
+} as const;
+
 const TABLE: TableDescriptor = {
   entity: 'THING',
   table: 'thing',
@@ -602,6 +610,28 @@ describe('pages written whole by SQLite', () => {
       }
     },
   );
+
+  it('refuses a page holding a BLOB another program wrote into a text column', async () => {
+    const file = join(dir, 'blob.db');
+    const table: TableDescriptor = {
+      ...TABLE,
+      columns: [...TABLE.columns.filter((c) => c.name === 'id'), TEXT_NOTE],
+    };
+    const driver = new SqliteDriver({ filename: file, readers: 0 });
+    await driver.open([table]);
+    try {
+      await driver.insert(table, [{ id: 'a' }], 1000);
+      const other = new Database(file);
+      other.prepare(`UPDATE thing SET note = ? WHERE id = 'a'`).run(Buffer.from([0, 255]));
+      other.close();
+      const query: ListQuery = { filters: [], orderBy: [], limit: 2, offset: 0 };
+      await expect(driver.listTexts(table, query, 0)).rejects.toThrow(
+        /JSON cannot hold BLOB values/,
+      );
+    } finally {
+      await driver.close();
+    }
+  });
 
   it('finds where the last record starts, past look-alikes inside JSON values', () => {
     const records = [
