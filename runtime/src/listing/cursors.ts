@@ -153,9 +153,20 @@ export function encodeOffsetCursor(
   return signed({ v: 1, q: signature, l: pageSize, o: offset }, key);
 }
 
+/** Recent cursors by key and payload text, as `recentChecksums` (the page asked again). */
+const recentCursors = new Map<string, string>();
+
 function signed(payload: CursorPayload, key: string | undefined): string {
-  const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
-  return `${body}.${checksum(body, key)}`;
+  const text = JSON.stringify(payload);
+  const memo = `${key ?? UNKEYED}\0${text}`;
+  let cursor = recentCursors.get(memo);
+  if (cursor === undefined) {
+    const body = Buffer.from(text).toString('base64url');
+    cursor = `${body}.${checksum(body, key)}`;
+    if (recentCursors.size >= RECENT_CHECKSUMS) recentCursors.clear();
+    recentCursors.set(memo, cursor);
+  }
+  return cursor;
 }
 
 /** Checks a `cursor` parameter (signature, query, values) and returns where its page starts. */
