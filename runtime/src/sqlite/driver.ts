@@ -804,7 +804,7 @@ export class SqliteDriver implements StorageDriver {
     counted: boolean,
     keep: number,
   ): { built: BuiltSql; shape: RecordShape; widen: (row: Row) => Row; joinedSql?: string } {
-    if (fields === undefined && query.limit === keep + 2) {
+    if (fields === undefined && keep >= 0 && query.limit === keep + 2) {
       const text = quoteIdentifier(PAGE_TEXT_COLUMN);
       const built = buildListSql(
         sqliteDialect,
