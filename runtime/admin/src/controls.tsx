@@ -1,5 +1,5 @@
 /** One form control per field type (SPEC §14); every control is labelled and keyboard-usable. */
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import type { ComponentChildren, JSX } from 'preact';
 import {
   call,
@@ -694,10 +694,11 @@ export function FieldList(props: {
   context: ControlContext;
   onChange: (value: JsonObject) => void;
 }): JSX.Element {
+  // The object the next change builds on: this list's own changes set it at once (so quick edits
+  // before the next render build on each other), and each render sets it to what the form holds.
+  // Set from an effect instead, it would run late under load and bring back an older value.
   const current = useRef(props.value);
-  useEffect(() => {
-    current.current = props.value;
-  }, [props.value]);
+  current.current = props.value;
   return (
     <>
       {props.fields.map((field) => (
