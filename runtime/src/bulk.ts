@@ -44,7 +44,7 @@ export const DEFAULT_MAX_AFFECTED = 1000;
 /** The largest `maxAffected` a request may give. */
 export const MAX_AFFECTED_LIMIT = 10_000;
 
-/** How many records of a change by filter are written together (see `patchRecords`). */
+/** How many records of a change or delete by filter are written together (see `patchRecords`). */
 const CHANGE_WINDOW = 1_000;
 
 /** How often a record that keeps changing under a change by filter is read again. */
@@ -138,9 +138,16 @@ export async function deleteRecords<R extends object>(
 ): Promise<void> {
   const selection = parseSelection(definition, ctx.querystring, data);
   const now = data.now();
+  // Without delete hooks, the records are deleted a window at a time by the driver's `deleteMany`
+  // when it has one (one statement per window on PostgreSQL); a window it declines — a record
+  // changed meanwhile, or a table whose deletes soft-delete, keep a history or cascade — is
+  // deleted one by one.
+  const deleteMany = data.driver.deleteMany?.bind(data.driver);
+  const together =
+    deleteMany !== undefined && hooks.beforeDelete === undefined && hooks.afterDelete === undefined;
   const deleted = await atomically(data.driver, async () => {
     const records: object[] = [];
-    for (const found of await matching(ctx, data, definition, selection)) {
+    const deleteOne = async (found: StoredRecord): Promise<void> => {
       let current: StoredRecord | undefined = found;
       for (let attempt = 0; current !== undefined; attempt++) {
         if (attempt === MAX_ATTEMPTS) throw keptChanging(definition, found);
@@ -152,6 +159,25 @@ export async function deleteRecords<R extends object>(
         // Changed since it was read, or deleted meanwhile (by a cascade of an earlier delete).
         current = await data.driver.get(definition.table, definition.keyOf(found.record as R));
       }
+    };
+    const all = await matching(ctx, data, definition, selection);
+    for (let start = 0; start < all.length; start += CHANGE_WINDOW) {
+      const window = all.slice(start, start + CHANGE_WINDOW);
+      const gone = together
+        ? await deleteMany(
+            definition.table,
+            window.map((found) => ({
+              key: definition.keyOf(found.record as R),
+              expectedVersion: found.version,
+            })),
+            now,
+          )
+        : undefined;
+      if (gone === undefined) {
+        for (const found of window) await deleteOne(found);
+        continue;
+      }
+      for (const stored of gone) records.push(stored.record);
     }
     return records;
   });

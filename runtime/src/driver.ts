@@ -125,6 +125,12 @@ export interface RecordUpdate {
   readonly previous?: StoredFields;
 }
 
+/** One delete of `StorageDriver.deleteMany`: the record under `key` at `expectedVersion`. */
+export interface RecordDelete {
+  readonly key: KeyValues;
+  readonly expectedVersion: number;
+}
+
 /**
  * A record as the driver sees it: field name to canonical JSON value. Absent optional fields are
  * `undefined` or missing; drivers never store `undefined`.
@@ -519,6 +525,19 @@ export interface StorageDriver {
     now: number,
     options?: DeleteOptions,
   ): Promise<StoredRecord | undefined>;
+  /**
+   * Optional: `delete` of several records at time `now`, each at its expected version, all or
+   * none: resolves to the records as they were, in their order, when every one was deleted (their
+   * `deleted` changes in that order, consecutive), or to `undefined`, having deleted nothing, when
+   * one could not be (gone, at another version, or named twice) and for tables whose deletes do
+   * more than remove the row — it soft-deletes, keeps a history, or a reference that keeps its
+   * integrity names it. The caller then deletes them one by one. Other errors reject.
+   */
+  deleteMany?(
+    table: TableDescriptor,
+    deletes: readonly RecordDelete[],
+    now: number,
+  ): Promise<StoredRecord[] | undefined>;
   /**
    * Optional: runs `work` in one transaction — every call of this driver made in `work`'s
    * asynchronous context (directly or from a hook) joins it and sees its own writes — and commits

@@ -31,6 +31,7 @@ export const DRIVER_MEMBERS = {
   updateMany: 'guarded',
   replaceMany: 'guarded',
   delete: 'guarded',
+  deleteMany: 'guarded',
   transaction: 'guarded',
   getDeleted: 'guarded',
   restore: 'guarded',
@@ -86,6 +87,7 @@ export class RetryingOpenDriver implements StorageDriver {
   declare readonly updateMany: StorageDriver['updateMany'];
   declare readonly replaceMany: StorageDriver['replaceMany'];
   declare readonly delete: StorageDriver['delete'];
+  declare readonly deleteMany: StorageDriver['deleteMany'];
   declare readonly transaction: StorageDriver['transaction'];
   declare readonly getDeleted: StorageDriver['getDeleted'];
   declare readonly restore: StorageDriver['restore'];

@@ -205,6 +205,114 @@ describeWith(POSTGRES, 'PostgreSQL driver', (url) => {
       expect((await driver.get(ITEMS, ['um-c']))?.version).toBe(3);
     });
 
+    it('deleteMany: all records in one statement, answered as they were with consecutive changes, or none', async () => {
+      await driver.insert(
+        ITEMS,
+        [
+          { id: 'dm-a', qty: 1, price: '1.50', doc: { deep: [1] } },
+          { id: 'dm-b', qty: 2, day: '2026-01-02' },
+          { id: 'dm-c', qty: 3 },
+          { id: 'dm-d', qty: 4 },
+        ],
+        1000,
+      );
+      await driver.update(ITEMS, ['dm-b'], { id: 'dm-b', qty: 20, day: '2026-01-02' }, 1, 1500);
+      const last = (await driver.changes!.bounds()).last;
+      // In the order given, not the table's: the records as they were, every column kind.
+      expect(
+        await driver.deleteMany(
+          ITEMS,
+          [
+            { key: ['dm-b'], expectedVersion: 2 },
+            { key: ['dm-a'], expectedVersion: 1 },
+          ],
+          2000,
+        ),
+      ).toEqual([
+        {
+          record: { id: 'dm-b', qty: 20, day: '2026-01-02' },
+          version: 2,
+          createdAt: 1000,
+          updatedAt: 1500,
+        },
+        {
+          record: { id: 'dm-a', qty: 1, price: '1.50', doc: { deep: [1] } },
+          version: 1,
+          createdAt: 1000,
+          updatedAt: 1000,
+        },
+      ]);
+      expect(await driver.getMany(ITEMS, [['dm-a'], ['dm-b'], ['dm-c']])).toEqual([
+        undefined,
+        undefined,
+        expect.objectContaining({ version: 1 }),
+      ]);
+      expect((await driver.changes!.read(last, 10)).map((c) => [c.seq - last, c.op, c.id])).toEqual(
+        [
+          [1, 'deleted', 'dm-b'],
+          [2, 'deleted', 'dm-a'],
+        ],
+      );
+      expect((await driver.activity()).ITEMS?.lastDelete).toBeGreaterThanOrEqual(2000);
+      // dm-c is not at version 2, dm-a is gone, dm-d is named twice: each deletes nothing, dm-d
+      // included; the transaction goes on and can still delete it.
+      await driver.transaction(async () => {
+        for (const wrong of [
+          [
+            { key: ['dm-d'], expectedVersion: 1 },
+            { key: ['dm-c'], expectedVersion: 2 },
+          ],
+          [
+            { key: ['dm-d'], expectedVersion: 1 },
+            { key: ['dm-a'], expectedVersion: 1 },
+          ],
+          [
+            { key: ['dm-d'], expectedVersion: 1 },
+            { key: ['dm-d'], expectedVersion: 1 },
+          ],
+        ])
+          expect(await driver.deleteMany(ITEMS, wrong, 3000)).toBeUndefined();
+        expect(
+          (await driver.deleteMany(ITEMS, [{ key: ['dm-d'], expectedVersion: 1 }], 3000))?.map(
+            (gone) => gone.record,
+          ),
+        ).toEqual([{ id: 'dm-d', qty: 4 }]);
+        expect(await driver.deleteMany(ITEMS, [], 3000)).toEqual([]);
+      });
+      expect(await driver.get(ITEMS, ['dm-c'])).toMatchObject({ version: 1, record: { qty: 3 } });
+      expect((await driver.changes!.read(last + 2, 10)).map((c) => [c.op, c.id])).toEqual([
+        ['deleted', 'dm-d'],
+      ]);
+    });
+
+    it('deleteMany declines tables whose deletes do more than remove the row, before writing', async () => {
+      const soft: TableDescriptor = {
+        ...ITEMS,
+        entity: 'SOFT_ITEMS',
+        table: 'soft_items',
+        softDelete: true,
+      };
+      const kept: TableDescriptor = {
+        ...ITEMS,
+        entity: 'KEPT_ITEMS',
+        table: 'kept_items',
+        history: true,
+      };
+      const other = driverFor(newSchema());
+      await other.open([soft, kept]);
+      try {
+        for (const table of [soft, kept]) {
+          await other.insert(table, [{ id: 'x', qty: 1 }], 1000);
+          expect(
+            await other.deleteMany(table, [{ key: ['x'], expectedVersion: 1 }], 2000),
+          ).toBeUndefined();
+          expect(await other.get(table, ['x'])).toMatchObject({ version: 1 });
+        }
+      } finally {
+        await other.close();
+      }
+    });
+
     it('lets other writers of an entity go on while a transaction writes it, and folds its activity in at the commit', async () => {
       const before = (await driver.activity()).ITEMS;
       let release = (): void => undefined;

@@ -17,6 +17,7 @@ import type {
   HistoryEntry,
   KeyValues,
   ListQuery,
+  RecordDelete,
   RecordUpdate,
   OpenOptions,
   ReplacedRecord,
@@ -772,6 +773,62 @@ ${PostgresOutbox.FIRST_SEQ}`;
     await this.settle(deleted.drafts, deleted.arrivals, now);
     await this.wrote();
     return deleted.stored;
+  }
+
+  /**
+   * `delete` of a list of records in one statement (`DELETE … USING unnest(…)`), all or none, in
+   * an open transaction (outside one, in a transaction of its own). Tables whose deletes do more
+   * than remove the row — soft deletes, a history, references that keep their integrity naming
+   * it — are left to `delete`, one record at a time.
+   */
+  async deleteMany(
+    table: TableDescriptor,
+    deletes: readonly RecordDelete[],
+    now: number,
+  ): Promise<StoredRecord[] | undefined> {
+    // Declined before any transaction begins.
+    if (
+      table.softDelete === true ||
+      this.keeps(table) ||
+      this.references?.referenced(table) === true
+    )
+      return undefined;
+    if (this.scope.getStore() === undefined) {
+      this.checkOpen();
+      return await this.transaction(() => this.deleteMany(table, deletes, now));
+    }
+    const state = this.state(table);
+    checkTime(now);
+    if (deletes.length === 0) return [];
+    const text = state.deleteMany;
+    if (text === undefined) return undefined;
+    const keys = state.keyIndexes.map((index, i) =>
+      deletes.map((remove) => toText(table.table, state.columns[index]!, remove.key[i])),
+    );
+    const versions = deletes.map((remove) => remove.expectedVersion);
+    let deleted: StoredRecord[];
+    try {
+      deleted = await this.atomically(async (client) => {
+        const result = await client.query({
+          name: statementName(text),
+          text,
+          values: [...keys, versions, table.entity, now],
+          rowMode: 'array',
+        });
+        // One record gone or at another version: the savepoint brings the others back.
+        if (result.rows.length !== deletes.length) throw new NotWritten();
+        return (result.rows as Row[]).map((row) => toStored(state, row));
+      });
+    } catch (error) {
+      if (error instanceof NotWritten) return undefined;
+      throw error;
+    }
+    if (state.drafter !== undefined)
+      this.appendNow(
+        deleted.map((stored) => state.drafter!.draft('deleted', stored.record)),
+        now,
+      );
+    return deleted;
   }
 
   /**

@@ -98,6 +98,13 @@ export interface TableState extends TableCodec {
   /** Deletes (on a `softDelete` table: marks deleted, `by` after `now`). */
   readonly delete: string;
   readonly deleteVersion: string;
+  /**
+   * The delete of a list of records, each at its version (`StorageDriver.deleteMany`; `undefined`
+   * for a `softDelete` table): $1…$k one TEXT[] per key column, $k+1 the versions (BIGINT[]), then
+   * the entity and now. Its rows: the deleted records as `get` selects them, in the order of the
+   * arrays. Events are appended by the caller.
+   */
+  readonly deleteMany: string | undefined;
   /** Removes the row, deleted or not, returning its mark last (`softDelete` tables: as `delete` otherwise). */
   readonly purge: string;
   readonly purgeVersion: string;
@@ -355,6 +362,20 @@ RETURNING 1
 )
 SELECT ${returned} FROM "_eg_deleted"`;
   };
+  const deleteMany = soft
+    ? undefined
+    : `WITH "_eg_input" AS (
+SELECT * FROM unnest(${[...descriptor.key.map((_, i) => `$${i + 1}::TEXT[]`), `$${k + 1}::BIGINT[]`].join(', ')}) WITH ORDINALITY
+  AS "_eg_input"(${[...keyInput, '"_v"', '"_eg_n"'].join(', ')})
+), "_eg_deleted" AS (
+DELETE FROM ${tableSql} AS "_eg_t" USING "_eg_input"
+ WHERE ${keyIndexes.map((index, i) => `"_eg_t".${names[index]} = "_eg_input".${keyInput[i]}::${castType(columns[index]!.kind)}`).join(' AND ')} AND "_eg_t".${version} = "_eg_input"."_v"
+RETURNING "_eg_input"."_eg_n", ${[...names, version, created, updated].map((c) => `"_eg_t".${c}`).join(', ')}
+), "_eg_touch" AS (
+${touch('last_delete_ms', `(SELECT count(*) AS "n" FROM "_eg_deleted") AS "_eg_count" WHERE "_eg_count"."n" > 0`, `$${k + 2}`, `$${k + 3}`)}
+RETURNING 1
+)
+SELECT ${select} FROM "_eg_deleted" ORDER BY "_eg_n"`;
   const restore = soft
     ? `WITH "_eg_restored" AS (
 UPDATE ${tableSql} SET ${deletedAt} = NULL, ${deletedBy} = NULL, ${updated} = $${k + 2}::BIGINT, ${version} = ${version} + 1
@@ -404,6 +425,7 @@ JOIN unnest(${keyColumns.map((_, i) => `$${i + 1}::TEXT[]`).join(', ')}) AS "_eg
     updateKept,
     delete: remove(false, soft ? 'mark' : 'delete'),
     deleteVersion: remove(true, soft ? 'mark' : 'delete'),
+    deleteMany,
     purge: remove(false, 'purge'),
     purgeVersion: remove(true, 'purge'),
     getDeleted,

@@ -510,6 +510,64 @@ export function describeBulkWritesSuite(label: string, makeDriver: MakeDriver): 
         expect(changes.map((change) => change.op)).toEqual(['deleted', 'deleted', 'deleted']);
       });
 
+      it('deletes more records than a window holds, in key order, one event each', async () => {
+        // Deleted 1 000 at a time: 2 500 records cross two window boundaries.
+        await post('/data/category', { name: `${p}gone` });
+        const code = (n: number) => `n${String(n).padStart(4, '0')}`;
+        const all = Array.from({ length: 2_500 }, (_, n) => n);
+        expect(
+          (
+            await post(
+              '/data/product',
+              all.map((n) => product(code(n), `${p}gone`, '1')),
+            )
+          ).status,
+        ).toBe(200);
+        // One record at version 2: answered as it was, at that version.
+        await service.request('PATCH', `/data/product/${p}${code(1000)}`, {
+          body: { data: { stock: 7 } },
+        });
+        const before = await lastSeq();
+        const response = await service.request(
+          'DELETE',
+          `/data/product?category=${p}gone&maxAffected=2500`,
+        );
+        expect(response.status).toBe(200);
+        expect(response.body.meta.count).toBe(2_500);
+        expect(response.body.data.map((r: { code: string }) => r.code)).toEqual(
+          all.map((n) => `${p}${code(n)}`),
+        );
+        expect(response.body.data[1000]).toEqual(
+          product(code(1000), `${p}gone`, '1', { stock: 7 }),
+        );
+        expect(await products(code(0), code(2499))).toEqual([
+          { missing: code(0) },
+          { missing: code(2499) },
+        ]);
+        const changes = await changesAfter(before);
+        expect(changes.map((change) => [change.op, change.id])).toEqual(
+          all.map((n) => ['deleted', `${p}${code(n)}`]),
+        );
+        expect(changes.at(-1)!.seq - changes[0]!.seq).toBe(2_499);
+        // The category is no longer referenced: it can go too.
+        expect((await service.request('DELETE', `/data/category/${p}gone`)).status).toBe(200);
+      });
+
+      it('a delete by filter of records still referenced (RESTRICT) deletes none of them', async () => {
+        await threeTools();
+        const response = await service.request(
+          'DELETE',
+          `/data/category?name=${p}toys&name=${p}tools&name=${p}none`,
+        );
+        expect(response.status).toBe(409);
+        expect(response.body.error.reason).toMatch(/is referenced by/);
+        const kept = await service.request('GET', `/data/category?name=${p}toys&name=${p}tools`);
+        expect(kept.body.data.map((c: { name: string }) => c.name).sort()).toEqual([
+          `${p}tools`,
+          `${p}toys`,
+        ]);
+      });
+
       it('matching nothing changes nothing', async () => {
         const response = await service.request('DELETE', `/data/product?category=${p}none`);
         expect(response.status).toBe(200);
