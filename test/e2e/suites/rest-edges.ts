@@ -162,6 +162,40 @@ export function describeRestEdgesSuite(label: string, makeDriver: MakeDriver): v
       );
     });
 
+    it('a soft-delete entity without DELETE: no delete, restore, purge or look at deleted records', async () => {
+      const posted = await service().request('POST', '/data/memo', {
+        body: { data: { id: 'm1', text: 'kept' } },
+      });
+      expect(posted.status).toBe(200);
+      for (const [method, path] of [
+        ['DELETE', '/data/memo/m1'],
+        ['DELETE', '/data/memo/m1?purge=true'],
+        ['POST', '/data/memo/m1/restore'],
+        ['POST', '/data/memo/m2/restore'],
+        ['GET', '/data/memo?deleted=only'],
+        ['GET', '/data/memo?deleted=include'],
+        ['GET', '/entity/memo/recordCounts?deleted=include'],
+        ['DELETE', '/data/memo?text=kept'],
+      ] as const) {
+        const refused = await service().request(method, path);
+        expect(refused.status, `${method} ${path}`).toBe(403);
+        expect(refused.body.error.reason, `${method} ${path}`).toBe(
+          'Method DELETE not allowed for Entity MEMO',
+        );
+      }
+      expect((await service().request('GET', '/data/memo/m1')).body.data).toEqual({
+        id: 'm1',
+        text: 'kept',
+      });
+      await expectMethods(
+        service(),
+        'MEMO',
+        '/data/memo/m1/restore',
+        { POST: 'DELETE', GET: 404, HEAD: 404, PUT: 400, PATCH: 404, DELETE: 'DELETE' },
+        ['GET', 'HEAD', 'PUT', 'PATCH'],
+      );
+    });
+
     it('a single-record entity with only GET_BYID', async () => {
       await expectMethods(
         service(),
