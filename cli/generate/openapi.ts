@@ -173,6 +173,7 @@ function entityPaths(
           parameterRef('Filter'),
           ...searchParameters(entity),
           ...deletedParameters(entity),
+          parameterRef('ReadAfter'),
         ],
         responses: {
           '200': responseRef('Count'),
@@ -232,20 +233,24 @@ function entityResponses(entity: ServedEntity): Json {
   const name = entity.typeName;
   const tagged = (response: Json): Json => ({ ...response, 'x-entity': entity.name });
   return {
-    [`${name}Record`]: tagged(success(schemaRef(name), recordMetaSchema(), ETAG_HEADER)),
+    [`${name}Record`]: tagged(success(schemaRef(name), recordMetaSchema(), WRITE_HEADERS)),
     [`${name}List`]: tagged(success({ type: 'array', items: selectable(name) }, listMetaSchema())),
     [`${name}Read`]: tagged(success(selectable(name), recordMetaSchema(), ETAG_HEADER)),
     [`${name}Inserted`]: tagged(
       success(
         { oneOf: [schemaRef(name), { type: 'array', items: schemaRef(name) }] },
         schemaRef('WriteMeta'),
-        ETAG_HEADER,
+        WRITE_HEADERS,
       ),
     ),
     [`${name}Changed`]: tagged(
-      success({ type: 'array', items: schemaRef(name) }, schemaRef('ChangeMeta')),
+      success(
+        { type: 'array', items: schemaRef(name) },
+        schemaRef('ChangeMeta'),
+        READ_AFTER_HEADER,
+      ),
     ),
-    [`${name}Deleted`]: tagged(success(schemaRef(name), recordMetaSchema())),
+    [`${name}Deleted`]: tagged(success(schemaRef(name), recordMetaSchema(), READ_AFTER_HEADER)),
     ...(entity.table.history === true
       ? { [`${name}History`]: tagged(success(historySchema(name), historyMetaSchema())) }
       : {}),
@@ -330,6 +335,7 @@ function operationOf(
           parameterRef('Fields'),
           parameterRef('Count'),
           ...(expansion ?? []),
+          parameterRef('ReadAfter'),
         ],
         responses: {
           '200': responseRef(expansion === undefined ? `${name}List` : `${name}ExpandableList`),
@@ -405,6 +411,7 @@ function operationOf(
                 },
               ]
             : []),
+          parameterRef('ReadAfter'),
         ],
         responses: {
           '200':
@@ -483,6 +490,7 @@ function operationOf(
             description: '`meta.next` of the previous page: the older versions.',
             schema: { type: 'string' },
           },
+          parameterRef('ReadAfter'),
         ],
         responses: {
           '200': responseRef(`${name}History`),
@@ -732,21 +740,25 @@ function servicePaths(model: ServiceModel): Json {
           },
         },
         responses: {
-          '200': success({
-            type: 'array',
-            description: 'One result per operation, in order.',
-            items: {
-              type: 'object',
-              properties: {
-                status: { type: 'integer' },
-                data: { description: "The operation's `data`." },
-                meta: { type: 'object', description: "The operation's `meta`, when it has one." },
-                etag: { type: 'string', description: "The operation's `ETag`, when it has one." },
+          '200': success(
+            {
+              type: 'array',
+              description: 'One result per operation, in order.',
+              items: {
+                type: 'object',
+                properties: {
+                  status: { type: 'integer' },
+                  data: { description: "The operation's `data`." },
+                  meta: { type: 'object', description: "The operation's `meta`, when it has one." },
+                  etag: { type: 'string', description: "The operation's `ETag`, when it has one." },
+                },
+                required: ['status', 'data'],
+                additionalProperties: false,
               },
-              required: ['status', 'data'],
-              additionalProperties: false,
             },
-          }),
+            undefined,
+            READ_AFTER_HEADER,
+          ),
           ...errors(['400', ...auth, '413', '415', '500', '503']),
           default: batchFailure(
             'An operation failed with this status (404, 409, 412, …): nothing was written; `error.operation` names it.',
@@ -1000,6 +1012,21 @@ const ETAG_HEADER: Json = {
     schema: { type: 'string' },
   },
 };
+
+/** A WAL position of PostgreSQL, the token of `X-Read-After` (`16/B374D848`). */
+const READ_AFTER_TOKEN: Json = { type: 'string', pattern: '^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$' };
+
+/** The header of a write's answer behind read replicas (SPEC §15). */
+const READ_AFTER_HEADER: Json = {
+  'X-Read-After': {
+    description:
+      'With read replicas (`DATABASE_READ_URL`): the position the write reached. A later read that sends it back as `X-Read-After` sees this write.',
+    schema: READ_AFTER_TOKEN,
+  },
+};
+
+/** The headers of a write's answer that carries one record: its `ETag`, and `X-Read-After`. */
+const WRITE_HEADERS: Json = { ...ETAG_HEADER, ...READ_AFTER_HEADER };
 
 /** A 200 answer in the success envelope. */
 function success(data: Json, meta?: Json, headers?: Json): Json {
@@ -1334,5 +1361,13 @@ const SHARED_PARAMETERS: Json = {
     required: false,
     description: 'An ETag: 412 unless it names the current version.',
     schema: { type: 'string' },
+  },
+  ReadAfter: {
+    name: 'X-Read-After',
+    in: 'header',
+    required: false,
+    description:
+      "With read replicas (`DATABASE_READ_URL`): the `X-Read-After` of an earlier write's answer. The read sees that write: a replica that has replayed it answers, else the primary. Not such a token: 400.",
+    schema: READ_AFTER_TOKEN,
   },
 };

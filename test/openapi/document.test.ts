@@ -48,6 +48,46 @@ describe.each(FIXTURES)('the OpenAPI document of fixture $name', (fixture) => {
     expect(response.status).toBe(200);
     expect(response.body).toEqual({ ...written(folder), servers: [{ url: service.url }] });
   });
+
+  it('describes X-Read-After: a header of every write answer, a parameter of every read', () => {
+    const document = written(folder) as {
+      paths: Record<
+        string,
+        Record<
+          string,
+          {
+            parameters?: { $ref?: string }[];
+            responses: Record<string, { $ref?: string; headers?: Record<string, unknown> }>;
+          }
+        >
+      >;
+      components: { responses: Record<string, { headers?: Record<string, unknown> }> };
+    };
+    const readAfter = { $ref: '#/components/parameters/ReadAfter' };
+    let reads = 0;
+    let writes = 0;
+    for (const [path, item] of Object.entries(document.paths)) {
+      if (!path.startsWith('/data/') && !path.startsWith('/entity/') && path !== '/batch') continue;
+      if (path.startsWith('/entity/') && !path.endsWith('/recordCounts')) continue;
+      for (const [method, operation] of Object.entries(item)) {
+        const what = `${method.toUpperCase()} ${path}`;
+        if (method === 'get') {
+          expect(operation.parameters, what).toContainEqual(readAfter);
+          reads++;
+        } else if (['post', 'put', 'patch', 'delete'].includes(method)) {
+          const ok = operation.responses['200']!;
+          const headers =
+            ok.$ref === undefined
+              ? ok.headers
+              : document.components.responses[ok.$ref.split('/').at(-1)!]!.headers;
+          expect(Object.keys(headers ?? {}), what).toContain('X-Read-After');
+          writes++;
+        }
+      }
+    }
+    expect(reads).toBeGreaterThan(0);
+    if (fixture.name !== 'rest-edges') expect(writes).toBeGreaterThan(0);
+  });
 });
 
 describe('the OpenAPI document under access rules', () => {
