@@ -86,6 +86,14 @@ function countHintKey(sql: string, params: readonly unknown[]): string {
   return key;
 }
 
+/**
+ * Whether a page written by SQLite failed on a BLOB in a text column (which `json_quote` refuses,
+ * see `recordTextSql`): such a page is written record by record instead, as a read by key does.
+ */
+function refusesBlob(error: unknown): boolean {
+  return error instanceof Error && error.message.includes('JSON cannot hold BLOB values');
+}
+
 /** SQLite's default `wal_autocheckpoint`, in pages. */
 const SQLITE_AUTOCHECKPOINT = 1000;
 
@@ -700,23 +708,30 @@ export class SqliteDriver implements StorageDriver {
   ): Promise<RecordTexts> {
     try {
       const state = this.state(table);
-      const plan = this.textsSql(state, table, query, fields, counted, keep);
-      const { built, shape, widen, joinedSql } = plan;
-      const { sql, params } = built;
-      const pool = await this.readsOn(this.listPool(table, query, built));
+      let plan = this.textsSql(state, table, query, fields, counted, keep);
+      const { joinedSql } = plan;
+      const { params } = plan.built;
+      const pool = await this.readsOn(this.listPool(table, query, plan.built));
       if (joinedSql !== undefined) {
-        const row =
-          pool === undefined
-            ? (this.cached(joinedSql, true).get(params) as Row)
-            : ((await pool.run(joinedSql, params as unknown[], 'rows')) as Row[])[0]!;
-        const page = joinedPage(row, keep, counted, state.layout.nestedText);
-        if (!counted || page.count !== undefined) return page;
-        return { ...page, count: await this.count(table, query) };
+        try {
+          const row =
+            pool === undefined
+              ? (this.cached(joinedSql, true).get(params) as Row)
+              : ((await pool.run(joinedSql, params as unknown[], 'rows')) as Row[])[0]!;
+          const page = joinedPage(row, keep, counted, state.layout.nestedText);
+          if (!counted || page.count !== undefined) return page;
+          return { ...page, count: await this.count(table, query) };
+        } catch (error) {
+          // A BLOB in a text column: this page's records are written one by one, as below.
+          if (!refusesBlob(error)) throw error;
+          plan = this.textsSql(state, table, query, fields, counted, keep, false);
+        }
       }
+      const { built, shape, widen } = plan;
       const { texts, row, count } =
         pool === undefined
-          ? rowTexts(shape, this.cached(sql, true).all(params) as Row[], keep)
-          : await pool.texts(sql, params as unknown[], shape, keep);
+          ? rowTexts(shape, this.cached(built.sql, true).all(built.params) as Row[], keep)
+          : await pool.texts(built.sql, built.params as unknown[], shape, keep);
       const kept = row === undefined ? undefined : { record: state.layout.decode(widen(row)) };
       if (!counted) return { texts, kept };
       // An empty page (past the end) carries no count: counted on its own.
@@ -757,17 +772,27 @@ export class SqliteDriver implements StorageDriver {
         plans.set(variant, plan);
       }
       if (this.scope.getStore() === undefined && !plan.onMain) return undefined;
-      const { built, shape, widen, joinedSql } = plan;
-      const { sql, params } = built;
-      let page: RecordTexts;
+      const { joinedSql } = plan;
+      let page: RecordTexts | undefined;
       if (joinedSql !== undefined) {
-        page = joinedPage(
-          this.cached(joinedSql, true).get(params) as Row,
-          keep,
-          counted,
-          state.layout.nestedText,
-        );
-      } else {
+        try {
+          page = joinedPage(
+            this.cached(joinedSql, true).get(plan.built.params) as Row,
+            keep,
+            counted,
+            state.layout.nestedText,
+          );
+        } catch (error) {
+          // A BLOB in a text column: this page's records are written one by one, as below.
+          if (!refusesBlob(error)) throw error;
+        }
+      }
+      if (page === undefined) {
+        const { built, shape, widen } =
+          joinedSql === undefined
+            ? plan
+            : this.textsSql(state, table, query, fields, counted, keep, false);
+        const { sql, params } = built;
         const { texts, row, count } = rowTexts(
           shape,
           this.cached(sql, true).all(params) as Row[],
@@ -803,8 +828,9 @@ export class SqliteDriver implements StorageDriver {
     fields: readonly string[] | undefined,
     counted: boolean,
     keep: number,
+    joined = true,
   ): { built: BuiltSql; shape: RecordShape; widen: (row: Row) => Row; joinedSql?: string } {
-    if (fields === undefined && keep >= 0 && query.limit === keep + 2) {
+    if (joined && fields === undefined && keep >= 0 && query.limit === keep + 2) {
       const text = quoteIdentifier(PAGE_TEXT_COLUMN);
       const built = buildListSql(
         sqliteDialect,

@@ -96,7 +96,8 @@ function sqlText(text: string): string {
  * values (SQLite writes `100.0`, `1.0e-05` and 17 digits where JavaScript writes `100`, `0.00001`
  * and the shortest digits that read back; checking in SQL which values it writes the same way
  * cost more than the call), JSON columns, and values of an unexpected type another program
- * stored. A BLOB in a text column makes the statement fail (`json_quote` refuses it).
+ * stored. A BLOB in a text column makes the statement fail (`json_quote` refuses it); the driver
+ * then writes that page record by record (`refusesBlob`).
  */
 export function recordTextSql(columns: readonly TextColumn[]): string {
   const call = (ref: string, kind: TextKind): string => `${RECORD_VALUE_FUNCTION}(${ref}, ${kind})`;
