@@ -220,10 +220,19 @@ describeWith(CHROMIUM, 'the admin app in a browser', (executablePath) => {
     await page.getByRole('link', { name: 'New Category' }).click();
     await poll(() => page.locator('#f-name').count()).toBe(1);
     await page.evaluate(async () => {
+      // Runs in the page (no DOM types here): the document and the Event constructor.
+      interface Input {
+        value: string;
+        dispatchEvent: (event: unknown) => boolean;
+      }
+      const inPage = globalThis as unknown as {
+        document: { getElementById: (id: string) => Input };
+        Event: new (type: string, init: { bubbles: boolean }) => unknown;
+      };
       const type = (id: string, value: string): void => {
-        const input = document.getElementById(id) as HTMLInputElement;
+        const input = inPage.document.getElementById(id);
         input.value = value;
-        input.dispatchEvent(new Event('input', { bubbles: true }));
+        input.dispatchEvent(new inPage.Event('input', { bubbles: true }));
       };
       // A task boundary lets the render of the edit before run; the paint, and the effects
       // waiting for it, come later.
