@@ -298,10 +298,29 @@ describeWith(POSTGRES, 'PostgreSQL driver', (url) => {
         table: 'kept_items',
         history: true,
       };
+      // A table a reference names (RESTRICT here): its deletes check the referencing records.
+      const named: TableDescriptor = { ...ITEMS, entity: 'NAMED_ITEMS', table: 'named_items' };
+      const naming: TableDescriptor = {
+        ...ITEMS,
+        entity: 'NAMING_ITEMS',
+        table: 'naming_items',
+        columns: [
+          ...ITEMS.columns,
+          { name: 'named', kind: 'text', fieldType: 'ENTITY_REF', required: false, indexed: true },
+        ],
+        references: [{ field: 'named', entity: 'NAMED_ITEMS', onDelete: 'RESTRICT', array: false }],
+      };
       const other = driverFor(newSchema());
-      await other.open([soft, kept]);
+      await other.open([soft, kept, named, naming]);
       try {
-        for (const table of [soft, kept]) {
+        // The referencing table itself is not declined.
+        await other.insert(naming, [{ id: 'n', qty: 1 }], 1000);
+        expect(
+          (await other.deleteMany(naming, [{ key: ['n'], expectedVersion: 1 }], 2000))?.map(
+            (deleted) => deleted.record.id,
+          ),
+        ).toEqual(['n']);
+        for (const table of [soft, kept, named]) {
           await other.insert(table, [{ id: 'x', qty: 1 }], 1000);
           expect(
             await other.deleteMany(table, [{ key: ['x'], expectedVersion: 1 }], 2000),
