@@ -8,12 +8,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import type { ServiceApp } from '@entity-gen/runtime';
+import { createLogger, type ServiceApp } from '@entity-gen/runtime';
 import { SqliteDriver } from '@entity-gen/runtime/sqlite';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { serve, type JsonResponse, type TestServer } from '../helpers/http.js';
 import { bootFixture, type BootedService } from '../helpers/service.js';
+import { rawGet, withoutGeneratedId } from './suites/fast-get.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'eg-slow-query-'));
 const file = join(dir, 'shop.db');
@@ -47,7 +48,7 @@ beforeAll(async () => {
     await service.driver.insert(table, records, Date.now());
   }
 });
-const others: TestServer[] = [];
+const others: Pick<TestServer, 'close'>[] = [];
 afterAll(async () => {
   await Promise.all(others.map((server) => server.close()));
   await service?.close();
@@ -119,6 +120,83 @@ describe('a slow query on a SQLite file', () => {
       expect(warning['level']).toBe(40);
       expect(warning['requestId']).toEqual(expect.any(String));
       expect(JSON.stringify(warning)).not.toContain('stack');
+    }
+  });
+
+  it('a count run in a reader is answered without Koa, its error as the pipeline answers it, run once', async () => {
+    const logged: Record<string, Record<string, unknown>[]> = { fast: [], koa: [] };
+    const loggerOf = (name: string) =>
+      pino(
+        { level: 'info', base: undefined },
+        new Writable({
+          write(chunk: Buffer, _encoding, done) {
+            logged[name]!.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+            done();
+          },
+        }),
+      );
+    const budgeted = new SqliteDriver({ filename: file, readers: 1, queryTimeoutMs: 100 });
+    await budgeted.open(service.tables);
+    const apps = (driver: SqliteDriver, logs: boolean) => {
+      const fastApp = service.createApp({
+        driver,
+        logger: logs ? loggerOf('fast') : createLogger({ level: 'silent' }),
+      });
+      // Application middleware of its own sends every request through the Koa pipeline.
+      const koaApp = service.createApp({
+        driver,
+        logger: logs ? loggerOf('koa') : createLogger({ level: 'silent' }),
+        middleware: [(_ctx, next) => next()],
+      });
+      return { fastApp, koaApp };
+    };
+    const servers: TestServer[] = [];
+    const closeAll = async () => {
+      for (const server of servers) await server.close();
+      await budgeted.close();
+    };
+    others.push({ close: closeAll });
+    const counts = apps(service.driver as SqliteDriver, false);
+    const stopping = apps(budgeted, true);
+    const koaCalls = [counts.fastApp, stopping.fastApp].map((app) =>
+      vi.spyOn(app as unknown as { handleRequest: () => unknown }, 'handleRequest'),
+    );
+    for (const app of [counts.fastApp, counts.koaApp, stopping.fastApp, stopping.koaApp])
+      servers.push(await serve(app.callback()));
+    const [countsFast, countsKoa, stoppingFast, stoppingKoa] = servers as [
+      TestServer,
+      TestServer,
+      TestServer,
+      TestServer,
+    ];
+    // The first count of a service fetches its cursor key, and takes the pipeline meanwhile.
+    await countsFast.request('GET', '/health');
+    await countsFast.request('GET', '/entity/category/recordCounts?name=none');
+    await stoppingFast.request('GET', '/entity/category/recordCounts?name=none');
+    const before = koaCalls.map((spy) => spy.mock.calls.length);
+
+    // A count without an index to bound it runs in a reader.
+    const all = '/entity/category/recordCounts';
+    const fast = withoutGeneratedId(await rawGet(countsFast.url, all));
+    expect(fast).toEqual(withoutGeneratedId(await rawGet(countsKoa.url, all)));
+    expect(JSON.parse(fast.body)).toEqual({ status: 'success', data: { count: ROWS } });
+
+    const headers = { 'X-Request-Id': 'slow-count-1' };
+    const stopped = await rawGet(stoppingFast.url, SLOW_COUNT, headers);
+    expect(stopped.status).toBe(503);
+    expect(stopped).toEqual(await rawGet(stoppingKoa.url, SLOW_COUNT, headers));
+    expect(koaCalls.map((spy) => spy.mock.calls.length)).toEqual(before);
+    // Counted once: one warning, naming the request as the pipeline's does.
+    for (const name of ['fast', 'koa']) {
+      const warnings = logged[name]!.filter((line) => String(line['msg']).startsWith('The query'));
+      expect(warnings, name).toEqual([
+        expect.objectContaining({
+          level: 40,
+          requestId: 'slow-count-1',
+          method: 'GET',
+          path: '/entity/category/recordCounts',
+        }),
+      ]);
     }
   });
 });

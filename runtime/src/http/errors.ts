@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Middleware } from 'koa';
 import type { OwnerScope, Principal } from '../auth/access.js';
-import { errorBody } from '../envelope.js';
+import { errorBody, type ErrorBody } from '../envelope.js';
 import { allowOf, answerOptions } from './allow.js';
 import {
   isHttpError,
@@ -105,25 +105,14 @@ export function errorMiddleware(
       await next();
       if (ctx.body === undefined || ctx.body === null || ctx.body === '') renderEmptyStatus(ctx);
     } catch (error: unknown) {
-      if (isHttpError(error)) {
-        ctx.status = error.status;
-        for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
-        ctx.body = errorBody(
-          error.expose ? error.reason : INTERNAL_ERROR_REASON,
-          error.issues,
-          error.operation,
-        );
-        if (isStorageUnavailableError(error)) tracker.failed(error.message);
-        // A slow query is the client's filter meeting the budget, not a fault of the service:
-        // one line, without a stack trace that would flood the log under load.
-        else if (isQueryTimeoutError(error))
-          logger.warn({ requestId, method: ctx.method, path: ctx.path }, error.message);
-        else if (error.status >= 500) logger.error({ requestId, err: error }, error.message);
-      } else {
-        logger.error({ requestId, err: error }, 'unhandled error');
-        ctx.status = 500;
-        ctx.body = errorBody(INTERNAL_ERROR_REASON);
-      }
+      const answer = errorAnswer(error, logger, tracker, {
+        requestId,
+        method: ctx.method,
+        path: ctx.path,
+      });
+      ctx.status = answer.status;
+      for (const [name, value] of Object.entries(answer.headers)) ctx.set(name, value);
+      ctx.body = answer.body;
     }
     if (ctx.status < 500) tracker.answered();
     if (logger.isLevelEnabled('debug')) {
@@ -139,6 +128,55 @@ export function errorMiddleware(
         'request',
       );
     }
+  };
+}
+
+/** An error as every path of a service answers it (see `errorAnswer`). */
+export interface ErrorAnswer {
+  readonly status: number;
+  /** Headers the error asks for (`Allow` of a 405, `Retry-After` of a 503, …), set after the common ones. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: ErrorBody;
+}
+
+/** The request an error belongs to, as its log line names it. */
+export interface ErrorRequest {
+  readonly requestId: string;
+  readonly method: string;
+  readonly path: string;
+}
+
+/**
+ * The answer to a request that failed with `error`, logged as `errorMiddleware` logs it: an HTTP
+ * error with its status (its reason when exposed, else a generic one), anything else a 500. A
+ * storage outage goes to the outage log, a query over its budget is one warning line without a
+ * stack trace (the client's filter meeting the budget, not a fault of the service), other 5xx
+ * errors are logged with the request id. The fast path answers the errors of what it cannot hand
+ * back to the pipeline (a count already run) with it, byte for byte as the pipeline would.
+ */
+export function errorAnswer(
+  error: unknown,
+  logger: Logger,
+  tracker: RequestTracker,
+  request: ErrorRequest,
+): ErrorAnswer {
+  const { requestId } = request;
+  if (!isHttpError(error)) {
+    logger.error({ requestId, err: error }, 'unhandled error');
+    return { status: 500, headers: {}, body: errorBody(INTERNAL_ERROR_REASON) };
+  }
+  if (isStorageUnavailableError(error)) tracker.failed(error.message);
+  else if (isQueryTimeoutError(error))
+    logger.warn({ requestId, method: request.method, path: request.path }, error.message);
+  else if (error.status >= 500) logger.error({ requestId, err: error }, error.message);
+  return {
+    status: error.status,
+    headers: error.headers,
+    body: errorBody(
+      error.expose ? error.reason : INTERNAL_ERROR_REASON,
+      error.issues,
+      error.operation,
+    ),
   };
 }
 

@@ -13,11 +13,13 @@
  * while the log level is `debug` (which logs each request) go through Koa from the start.
  *
  * In a service without access rules, it also answers list pages (GET `/data/{entity}` with
- * filters, order, paging, top-level `fields=` and `count=true`) and counts (GET
- * `/entity/{entity}/recordCounts`) when the driver reads them synchronously (SQLite: `listTextsNow`,
- * `countNow`, for what runs on the main connection), with the pipeline's answer byte for byte. A
- * 400, `expand`, `deleted=`, a dotted `fields=` path, a list or count the driver runs in a reader thread, an
- * open transaction: the pipeline answers, as always.
+ * filters, order, paging, top-level `fields=` and `count=true`) when the driver reads them
+ * synchronously (SQLite: `listTextsNow`, for what runs on the main connection), and counts (GET
+ * `/entity/{entity}/recordCounts`) on a driver that counts synchronously when it can (SQLite:
+ * `countNow`; a count it runs in a reader thread is answered when it comes back, an error as the
+ * pipeline answers it), with the pipeline's answer byte for byte. A 400, `expand`, `deleted=`, a
+ * dotted `fields=` path, a list the driver runs in a reader thread, an open transaction: the
+ * pipeline answers, as always.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type Koa from 'koa';
@@ -50,7 +52,7 @@ import { entityTag, notModified } from '../operations.js';
 import { isReadAfterToken, withReadAfter } from '../read-after.js';
 import type { RestConfig } from '../rest-config.js';
 import { CorsPolicy, EXPOSED_HEADERS } from './cors.js';
-import { COMMON_HEADERS, type RequestTracker } from './errors.js';
+import { COMMON_HEADERS, errorAnswer, type RequestTracker } from './errors.js';
 import {
   DATA_PREFIX,
   decodeRecordId,
@@ -166,8 +168,11 @@ class FastGet {
 
   handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const lists = this.options.lists;
-    if (lists !== undefined && (this.page(req, res, lists) || this.count(req, res, lists)))
-      return DONE;
+    if (lists !== undefined) {
+      if (this.page(req, res, lists)) return DONE;
+      const counted = this.count(req, res, lists);
+      if (counted !== false) return counted;
+    }
     let target: Target | undefined;
     try {
       target = this.target(req);
@@ -318,14 +323,15 @@ class FastGet {
   }
 
   /**
-   * Answers a count (GET `/entity/{entity}/recordCounts` of an entity in `lists`) in this tick
-   * when the driver counts synchronously (`countNow`); `false` when it did not answer.
+   * Answers a count (GET `/entity/{entity}/recordCounts` of an entity in `lists`): in this tick
+   * when the driver counts synchronously (`countNow`), else once the count it runs elsewhere (a
+   * reader thread) comes back. `false` when it does not answer (the pipeline does).
    */
   private count(
     req: IncomingMessage,
     res: ServerResponse,
     lists: NonNullable<FastGetOptions['lists']>,
-  ): boolean {
+  ): Promise<void> | false {
     const url = req.url;
     if (req.method !== 'GET' || url === undefined || !url.startsWith(COUNTS_PREFIX)) return false;
     const driver = this.options.driver;
@@ -344,11 +350,49 @@ class FastGet {
     const querystring = query < 0 ? '' : url.slice(query + 1);
     const plan = this.countPlan(entity, querystring, lists.data, cursorKey);
     if (plan === false) return false;
-    return this.answerWith(req, res, () => {
-      const count = driver.countNow?.(entity.definition.table, plan);
-      // Counted in a reader: the pipeline's.
-      return count === undefined ? undefined : `{"status":"success","data":{"count":${count}}}`;
-    });
+    const table = entity.definition.table;
+    let now: number | undefined;
+    try {
+      now = driver.countNow(table, plan);
+    } catch {
+      return false; // an open transaction or a storage error: the pipeline answers (and logs)
+    }
+    if (now === undefined) return this.countElsewhere(req, res, path, driver.count(table, plan));
+    const counted = now;
+    return this.answerWith(req, res, () => countBody(counted)) ? DONE : false;
+  }
+
+  /**
+   * Answers the count the driver runs elsewhere once it comes back, or its error as the pipeline
+   * would answer and log it (`errorAnswer`): the count has run, so it is not handed to the
+   * pipeline to run again (a count over its time budget would take twice the budget).
+   */
+  private async countElsewhere(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    counting: Promise<number>,
+  ): Promise<void> {
+    const { tracker, logger } = this.options;
+    const requestId = tracker.requestId(header(req, 'x-request-id'));
+    let status = 200;
+    let body: string;
+    let extra: Readonly<Record<string, string>> = {};
+    try {
+      body = countBody(await counting);
+    } catch (error) {
+      const answer = errorAnswer(error, logger, tracker, { requestId, method: 'GET', path });
+      status = answer.status;
+      extra = answer.headers;
+      body = JSON.stringify(answer.body);
+    }
+    const headers = this.commonHeaders(req, requestId);
+    for (const [name, value] of Object.entries(extra)) headers[name] = value;
+    headers['Content-Type'] = 'application/json; charset=utf-8';
+    headers['Content-Length'] = Buffer.byteLength(body);
+    if (status < 500) tracker.answered();
+    res.writeHead(status, headers);
+    res.end(body);
   }
 
   /**
@@ -488,10 +532,11 @@ class FastGet {
    * The headers every answer starts with, in the order errorMiddleware and the CORS middleware
    * set them.
    */
-  private commonHeaders(req: IncomingMessage): Record<string, string | number> {
-    const headers: Record<string, string | number> = {
-      'X-Request-Id': this.options.tracker.requestId(header(req, 'x-request-id')),
-    };
+  private commonHeaders(
+    req: IncomingMessage,
+    requestId = this.options.tracker.requestId(header(req, 'x-request-id')),
+  ): Record<string, string | number> {
+    const headers: Record<string, string | number> = { 'X-Request-Id': requestId };
     for (const [name, value] of COMMON_HEADERS) headers[name] = value;
     if (this.cors !== undefined) {
       headers['Vary'] = 'Origin';
@@ -596,6 +641,11 @@ interface Target {
   readonly key: KeyValues;
   /** What the query asks to expand, if anything. */
   readonly plan?: ExpandPlan;
+}
+
+/** The body of a count, as `successBody({ count })` serializes. */
+function countBody(count: number): string {
+  return `{"status":"success","data":{"count":${count}}}`;
 }
 
 /** A request header as Koa's `ctx.get` reads it: `''` when absent. */
