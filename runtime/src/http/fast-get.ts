@@ -15,9 +15,9 @@
  * In a service without access rules, it also answers list pages (GET `/data/{entity}` with
  * filters, order, paging, top-level `fields=` and `count=true`) when the driver reads them
  * synchronously (SQLite: `listTextsNow`, for what runs on the main connection), and counts (GET
- * `/entity/{entity}/recordCounts`) on a driver that counts synchronously when it can (SQLite:
- * `countNow`; a count it runs in a reader thread is answered when it comes back, an error as the
- * pipeline answers it), with the pipeline's answer byte for byte. A 400, `expand`, `deleted=`, a
+ * `/entity/{entity}/recordCounts`): synchronously when the driver can (SQLite: `countNow`), else
+ * once the count comes back, an error as the pipeline answers it; with the pipeline's answer byte
+ * for byte. A 400, `expand`, `deleted=`, a
  * dotted `fields=` path, a list the driver runs in a reader thread, an open transaction: the
  * pipeline answers, as always.
  */
@@ -325,7 +325,8 @@ class FastGet {
   /**
    * Answers a count (GET `/entity/{entity}/recordCounts` of an entity in `lists`): in this tick
    * when the driver counts synchronously (`countNow`), else once the count it runs elsewhere (a
-   * reader thread) comes back. `false` when it does not answer (the pipeline does).
+   * reader thread, the database server) comes back. `false` when it does not answer (the
+   * pipeline does).
    */
   private count(
     req: IncomingMessage,
@@ -335,7 +336,7 @@ class FastGet {
     const url = req.url;
     if (req.method !== 'GET' || url === undefined || !url.startsWith(COUNTS_PREFIX)) return false;
     const driver = this.options.driver;
-    if (driver.countNow === undefined || driver.readAfter === true) return false;
+    if (driver.readAfter === true) return false;
     const query = url.indexOf('?');
     const path = query < 0 ? url : url.slice(0, query);
     const slash = path.indexOf('/', COUNTS_PREFIX.length);
@@ -352,10 +353,12 @@ class FastGet {
     if (plan === false) return false;
     const table = entity.definition.table;
     let now: number | undefined;
-    try {
-      now = driver.countNow(table, plan);
-    } catch {
-      return false; // an open transaction or a storage error: the pipeline answers (and logs)
+    if (driver.countNow !== undefined) {
+      try {
+        now = driver.countNow(table, plan);
+      } catch {
+        return false; // an open transaction or a storage error: the pipeline answers (and logs)
+      }
     }
     if (now === undefined) return this.countElsewhere(req, res, path, driver.count(table, plan));
     const counted = now;

@@ -308,7 +308,8 @@ export function describeFastGetSuite(
         expect(answer.status).toBe(200);
         expect(JSON.parse(answer.body)).toEqual({ status: 'success', data: { count } });
         expect(answer.headers.map(([name]) => name)).toContain('Content-Length');
-        expect(servers.koaRequests()).toBe(before + listedByKoa);
+        // Counted without Koa on every driver: in this tick, or once the count comes back.
+        expect(servers.koaRequests()).toBe(before);
       });
 
       it.each([
