@@ -178,7 +178,7 @@ export class SqliteDriver implements StorageDriver {
   private textPlans = new WeakMap<ListQuery, Map<string, TextsPlan>>();
   /** The last result of each count an index bounds (by statement and values). */
   private readonly countHints = new Map<string, number>();
-  /** What `countNow` works out once per query object and table (see `countNow`). */
+  /** What `count` and `countNow` work out once per query object and table (see `countStep`). */
   private countSteps = new WeakMap<CountQuery, Map<string, CountStep>>();
   /** The writes, committed alone or in groups (group-commit.ts). */
   private readonly writes: WriteQueue;
@@ -915,16 +915,14 @@ export class SqliteDriver implements StorageDriver {
   async count(table: TableDescriptor, query: CountQuery): Promise<number> {
     try {
       this.state(table);
-      const { sql, params } = buildCountSql(sqliteDialect, table, query);
+      const { sql, params, hintKey, bounded } = this.countStep(table, query);
       const pool = await this.readsOn(this.readPool());
       if (pool === undefined) return Number(this.cached(sql, false).pluck().get(params));
       // A count an index bounds runs on the main connection when the last count of the same
       // statement and values found at most COUNT_MAIN_ROWS (it then reads about that many index
       // entries, unless the data grew since: the hint is refreshed by every count). The main
       // connection is used only once no transaction is open (it would see uncommitted writes).
-      if (!indexBoundsCount(table, query) || !this.countSearchesIndex(sql, params))
-        return Number(await pool.run(sql, params as unknown[], 'value'));
-      const hintKey = countHintKey(sql, params);
+      if (!bounded) return Number(await pool.run(sql, params as unknown[], 'value'));
       const hint = this.countHints.get(hintKey);
       const onMain = hint !== undefined && hint <= COUNT_MAIN_ROWS;
       if (onMain) await this.outside();
@@ -950,24 +948,7 @@ export class SqliteDriver implements StorageDriver {
     if (this.gate !== undefined && !inside) throw new Error('SQLite driver: a transaction is open');
     try {
       this.state(table);
-      // The fast path asks again with the same query object for the same query string: its
-      // statement, hint key and plan verdict are worked out once (`countSteps`).
-      let steps = this.countSteps.get(query);
-      let step = steps?.get(table.table);
-      if (step === undefined) {
-        const { sql, params } = buildCountSql(sqliteDialect, table, query);
-        step = {
-          sql,
-          params,
-          hintKey: countHintKey(sql, params),
-          bounded: indexBoundsCount(table, query) && this.countSearchesIndex(sql, params),
-        };
-        if (steps === undefined) {
-          steps = new Map();
-          this.countSteps.set(query, steps);
-        }
-        steps.set(table.table, step);
-      }
+      const step = this.countStep(table, query);
       const { sql, params, hintKey } = step;
       const pool = inside ? undefined : this.readPool();
       if (pool === undefined) return Number(this.cached(sql, false).pluck().get(params));
@@ -981,6 +962,29 @@ export class SqliteDriver implements StorageDriver {
       throw mapError(error);
     }
   };
+
+  /**
+   * A count's statement, hint key and plan verdict. The fast path asks again with the same query
+   * object for the same query string: they are worked out once per query object and table.
+   */
+  private countStep(table: TableDescriptor, query: CountQuery): CountStep {
+    let steps = this.countSteps.get(query);
+    const kept = steps?.get(table.table);
+    if (kept !== undefined) return kept;
+    const { sql, params } = buildCountSql(sqliteDialect, table, query);
+    const step: CountStep = {
+      sql,
+      params,
+      hintKey: countHintKey(sql, params),
+      bounded: indexBoundsCount(table, query) && this.countSearchesIndex(sql, params),
+    };
+    if (steps === undefined) {
+      steps = new Map();
+      this.countSteps.set(query, steps);
+    }
+    steps.set(table.table, step);
+    return step;
+  }
 
   /** Keeps the size a count found, the hint of where its next run goes (see `count`). */
   private noteCount(hintKey: string, value: number): void {
