@@ -134,7 +134,7 @@ export function errorMiddleware(
 /** An error as every path of a service answers it (see `errorAnswer`). */
 export interface ErrorAnswer {
   readonly status: number;
-  /** Headers the error asks for (`Allow` of a 405, `Retry-After` of a 503, …), set after the common ones. */
+  /** Headers the error asks for (`Allow` of a 405, …), set after the common ones. */
   readonly headers: Readonly<Record<string, string>>;
   readonly body: ErrorBody;
 }

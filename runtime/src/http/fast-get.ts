@@ -17,9 +17,8 @@
  * synchronously (SQLite: `listTextsNow`, for what runs on the main connection), and counts (GET
  * `/entity/{entity}/recordCounts`): synchronously when the driver can (SQLite: `countNow`), else
  * once the count comes back, an error as the pipeline answers it; with the pipeline's answer byte
- * for byte. A 400, `expand`, `deleted=`, a
- * dotted `fields=` path, a list the driver runs in a reader thread, an open transaction: the
- * pipeline answers, as always.
+ * for byte. A 400, `expand`, `deleted=`, a dotted `fields=` path, a list the driver runs in a
+ * reader thread, an open transaction: the pipeline answers, as always.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type Koa from 'koa';
@@ -360,7 +359,8 @@ class FastGet {
         return false; // an open transaction or a storage error: the pipeline answers (and logs)
       }
     }
-    if (now === undefined) return this.countElsewhere(req, res, path, driver.count(table, plan));
+    if (now === undefined)
+      return this.countElsewhere(req, res, path, () => driver.count(table, plan));
     const counted = now;
     return this.answerWith(req, res, () => countBody(counted)) ? DONE : false;
   }
@@ -374,7 +374,7 @@ class FastGet {
     req: IncomingMessage,
     res: ServerResponse,
     path: string,
-    counting: Promise<number>,
+    counting: () => Promise<number>,
   ): Promise<void> {
     const { tracker, logger } = this.options;
     const requestId = tracker.requestId(header(req, 'x-request-id'));
@@ -382,7 +382,7 @@ class FastGet {
     let body: string;
     let extra: Readonly<Record<string, string>> = {};
     try {
-      body = countBody(await counting);
+      body = countBody(await counting());
     } catch (error) {
       const answer = errorAnswer(error, logger, tracker, { requestId, method: 'GET', path });
       status = answer.status;
