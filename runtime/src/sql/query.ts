@@ -95,7 +95,11 @@ export function buildListSql(
   if (search !== undefined && query.orderBy.length === 0) order.unshift(search.rank());
   sql += ` ORDER BY ${order.join(', ')}`;
   const limit =
-    query.limit === undefined ? undefined : params.add(checkCount('limit', query.limit));
+    query.limit === undefined
+      ? undefined
+      : dialect.literalLimit === true
+        ? String(checkCount('limit', query.limit))
+        : params.add(checkCount('limit', query.limit));
   const offset =
     query.offset === undefined || query.offset === 0
       ? undefined

@@ -82,6 +82,8 @@ export function sqliteLive(qualifiedColumn: string): string {
 export const sqliteDialect: SqlDialect = {
   placeholder: () => '?',
   rowValues: true,
+  // The driver keeps its statements by SQL text: one per page size, planned once.
+  literalLimit: true,
   quoteIdentifier,
   live: sqliteLive,
 
