@@ -6,6 +6,7 @@
 //
 //   node bench/profile-peer.mjs [--path=/data/item?available=true&orderBy=-price&limit=100]
 //                               [--seed=100000] [--seconds=4] [--warmup=1]
+//                               [--service=dir: another build of the service, as bench/ab.mjs]
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { profileMarkdown, summarizeProfile } from './lib/cpuprofile.mjs';
@@ -77,7 +78,8 @@ try {
     await seeder.stop();
   }
   log(`seeded ${SEED} rows; profiling GET ${PATH}`);
-  const server = await startServer('peer-profiled', join(dir, 'dist', 'server.js'), env, {
+  const served = option('service') ?? dir;
+  const server = await startServer('peer-profiled', join(served, 'dist', 'server.js'), env, {
     nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${PROFILES}`],
   });
   let run;
