@@ -7,27 +7,33 @@
 //
 //   node bench/ab.mjs [--path=/data/item?available=true&orderBy=-price&limit=100]
 //                     [--a-env=NAME=value,…] [--b-env=NAME=value,…]
-//                     [--a-service=dir] [--b-service=dir]
+//                     [--a-service=dir] [--b-service=dir] [--a-rev=commit] [--b-rev=commit]
 //                     [--rounds=8] [--seconds=2] [--warmup=1] [--seed=100000]
 //
-// A variant is the generated service (bench/output/peer-item, or the folder `--x-service` names:
-// another build of it, for example with an older runtime linked into its node_modules) started
-// with the environment `--x-env` adds.
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+// A variant is the generated service (bench/output/peer-item) started with the environment
+// `--x-env` adds. `--x-rev` links it to the runtime of another commit instead: that commit's
+// runtime/ is compiled into bench/output/rt-<commit> (once) and linked into a copy of the service,
+// bench/output/peer-item-<commit> (the service as the current generator writes it, so the
+// commit's runtime must still serve it). `--x-service` names a folder of another build of the
+// service to run as it is.
+import { cpSync, existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { peerRecord, peerSchemaYaml } from './lib/data.mjs';
 import { loadRun } from './lib/load.mjs';
 import { peerKey } from './lib/platformatic.mjs';
-import { killAll, startServer } from './lib/servers.mjs';
+import { killAll, runCommand, startServer } from './lib/servers.mjs';
 import {
   BATCH,
   buildService,
   copyDb,
   DATA,
   ensureBuilt,
+  OUTPUT,
   postJson,
   removeDb,
+  ROOT,
   sqliteUrl,
+  TSC,
   writeSchema,
 } from './lib/setup.mjs';
 
@@ -49,6 +55,47 @@ function envOption(text) {
     env[pair.slice(0, at)] = pair.slice(at + 1);
   }
   return env;
+}
+
+/** Runs a command in the repository; its output when it fails. */
+async function run(command, args) {
+  const result = await runCommand(command, args, { cwd: ROOT });
+  if (result.code !== 0) throw new Error(`${command} ${args.join(' ')} failed:\n${result.stderr}`);
+  return result.stdout;
+}
+
+/** A copy of the service `built` linked to the runtime of commit `rev`, compiled once. */
+async function serviceAt(rev, built) {
+  const commit = (await run('git', ['rev-parse', '--short=12', `${rev}^{commit}`])).trim();
+  const runtime = join(OUTPUT, `rt-${commit}`);
+  if (!existsSync(join(runtime, 'dist', 'index.js'))) {
+    const source = join(OUTPUT, `src-${commit}`);
+    rmSync(source, { recursive: true, force: true });
+    mkdirSync(source, { recursive: true });
+    await run('sh', [
+      '-c',
+      `git archive ${commit} runtime tsconfig.base.json | tar -x -C "${source}"`,
+    ]);
+    symlinkSync(join(ROOT, 'node_modules'), join(source, 'runtime', 'node_modules'));
+    await run(process.execPath, [TSC, '-p', join(source, 'runtime', 'tsconfig.json')]);
+    rmSync(runtime, { recursive: true, force: true });
+    // The admin app's files come from the current build (the compile does not make them).
+    cpSync(join(ROOT, 'runtime', 'dist'), join(runtime, 'dist'), { recursive: true });
+    cpSync(join(source, 'runtime', 'dist'), join(runtime, 'dist'), { recursive: true });
+    cpSync(join(source, 'runtime', 'package.json'), join(runtime, 'package.json'));
+    rmSync(source, { recursive: true, force: true });
+    log(`compiled the runtime of ${commit} into ${runtime}`);
+  }
+  const service = join(OUTPUT, `peer-item-${commit}`);
+  rmSync(service, { recursive: true, force: true });
+  cpSync(built, service, {
+    recursive: true,
+    filter: (path) => !path.startsWith(join(built, 'node_modules')),
+  });
+  const scope = join(service, 'node_modules', '@entity-gen');
+  mkdirSync(scope, { recursive: true });
+  symlinkSync(relative(scope, runtime), join(scope, 'runtime'));
+  return service;
 }
 
 const median = (values) => {
@@ -80,12 +127,16 @@ try {
     }
     log(`seeded ${SEED} rows into ${seeded} (kept for later runs)`);
   }
-  const variants = ['a', 'b'].map((name) => ({
-    name: name.toUpperCase(),
-    dir: option(`${name}-service`) ?? built,
-    env: envOption(option(`${name}-env`)),
-    rounds: [],
-  }));
+  const variants = [];
+  for (const name of ['a', 'b']) {
+    const rev = option(`${name}-rev`);
+    variants.push({
+      name: name.toUpperCase(),
+      dir: rev === undefined ? (option(`${name}-service`) ?? built) : await serviceAt(rev, built),
+      env: envOption(option(`${name}-env`)),
+      rounds: [],
+    });
+  }
   for (const variant of variants) {
     const file = copyDb(seeded, join(DATA, `peer-ab-${variant.name}.db`));
     variant.server = await startServer(
