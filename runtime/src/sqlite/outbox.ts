@@ -68,7 +68,9 @@ export class SqliteOutbox {
     );
     this.select = db
       .prepare(
-        `SELECT seq, entity, record_id, op, record, time_ms FROM ${table} WHERE seq > ? ORDER BY seq LIMIT ?`,
+        // No LIMIT: `read` stops stepping once it has enough changes (a bound LIMIT would have
+        // SQLite plan the statement again at every read).
+        `SELECT seq, entity, record_id, op, record, time_ms FROM ${table} WHERE seq > ? ORDER BY seq`,
       )
       .raw(true);
     // The last seq, and the first row's seq with its number of changes when it is a pack.
@@ -119,9 +121,10 @@ export class SqliteOutbox {
   }
 
   read(after: number, limit: number): StoredChange[] {
-    // Each row holds at least one change, so `limit` rows hold enough; rows are read (and packs
-    // decompressed) only until `limit` changes are found.
-    const rows = this.select.iterate(after, limit) as IterableIterator<Row>;
+    if (limit <= 0) return [];
+    // Rows are read (and packs decompressed) only until `limit` changes are found: leaving the
+    // loop resets the statement.
+    const rows = this.select.iterate(after) as IterableIterator<Row>;
     const changes: StoredChange[] = [];
     for (const [seq, entity, id, op, record, timeUnix] of rows) {
       if (op !== PACK_OP) {
