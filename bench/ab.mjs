@@ -18,9 +18,9 @@
 // service to run as it is.
 import { cpSync, existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { peerRecord, peerSchemaYaml } from './lib/data.mjs';
+import { peerSchemaYaml } from './lib/data.mjs';
 import { loadRun } from './lib/load.mjs';
-import { peerKey } from './lib/platformatic.mjs';
+import { peerBatches } from './lib/platformatic.mjs';
 import { killAll, runCommand, startServer } from './lib/servers.mjs';
 import {
   BATCH,
@@ -116,12 +116,8 @@ try {
       SQLITE_SYNCHRONOUS: 'NORMAL',
     });
     try {
-      for (let from = 0; from < SEED; from += BATCH) {
-        const records = [];
-        for (let n = from; n < Math.min(SEED, from + BATCH); n++)
-          records.push(peerRecord(peerKey(n), n));
+      for (const records of peerBatches(SEED, BATCH))
         await postJson(`${seeder.url}/data/item`, JSON.stringify({ data: records }));
-      }
     } finally {
       await seeder.stop();
     }

@@ -10,9 +10,9 @@
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { profileMarkdown, summarizeProfile } from './lib/cpuprofile.mjs';
-import { peerRecord, peerSchemaYaml } from './lib/data.mjs';
+import { peerSchemaYaml } from './lib/data.mjs';
 import { loadRun } from './lib/load.mjs';
-import { peerKey } from './lib/platformatic.mjs';
+import { peerBatches } from './lib/platformatic.mjs';
 import { killAll, startServer } from './lib/servers.mjs';
 import {
   BATCH,
@@ -68,12 +68,8 @@ try {
   const env = { DATABASE_URL: sqliteUrl(file), SQLITE_SYNCHRONOUS: 'NORMAL' };
   const seeder = await startServer('peer-seed', join(dir, 'dist', 'server.js'), env);
   try {
-    for (let from = 0; from < SEED; from += BATCH) {
-      const records = [];
-      for (let n = from; n < Math.min(SEED, from + BATCH); n++)
-        records.push(peerRecord(peerKey(n), n));
+    for (const records of peerBatches(SEED, BATCH))
       await postJson(`${seeder.url}/data/item`, JSON.stringify({ data: records }));
-    }
   } finally {
     await seeder.stop();
   }

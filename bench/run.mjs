@@ -44,6 +44,7 @@ import {
   bulkRequest,
   ensurePlatformatic,
   PLATFORMATIC_SERVER,
+  peerBatches,
   peerKey,
   peerOperations,
   platformaticVersion,
@@ -656,12 +657,8 @@ async function platformaticSection() {
     // Seed both with the same rows, in bulk requests of BATCH records each.
     const seedMs = { gen: 0, plt: 0 };
     await setupStep(`seed ${fmt(MODE.seedCount)} ITEM rows into both (bulk requests)`, async () => {
-      for (let from = 0; from < MODE.seedCount; from += BATCH) {
-        const records = [];
-        for (let n = from; n < Math.min(MODE.seedCount, from + BATCH); n++)
-          records.push(peerRecord(peerKey(n), n));
+      for (const records of peerBatches(MODE.seedCount, BATCH))
         for (const server of servers) seedMs[server.id] += await peerBulk(server, records);
-      }
     });
     section.seedMs = seedMs;
     section.storage = {

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { peerRecord } from './data.mjs';
 import { randomInt, ROOT } from './setup.mjs';
 import { runCommand } from './servers.mjs';
 
@@ -133,4 +134,14 @@ export function peerOperations(seedCount, makeRecord) {
 /** The seeded key of row `n` (both services hold the same rows). */
 export function peerKey(n) {
   return `P${String(n).padStart(6, '0')}`;
+}
+
+/** The `count` seeded rows (`peerRecord` of `peerKey(n)`), in arrays of at most `batch` records. */
+export function* peerBatches(count, batch) {
+  for (let from = 0; from < count; from += batch) {
+    const records = [];
+    for (let n = from; n < Math.min(count, from + batch); n++)
+      records.push(peerRecord(peerKey(n), n));
+    yield records;
+  }
 }
