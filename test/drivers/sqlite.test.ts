@@ -664,8 +664,8 @@ describe('sqlite driver specifics', () => {
       });
       expect(sql).not.toContain("x'");
       expect(sql).not.toContain('10.5');
-      // SQLite plans a statement again whenever a bound LIMIT is bound: the limit, a non-negative
-      // safe integer (anything else is refused), is part of the statement.
+      // SQLite plans a statement again each time its LIMIT parameter is bound: the limit, a
+      // non-negative safe integer (anything else is refused), is written into the statement.
       expect(sql).toMatch(/ LIMIT 10 OFFSET \?$/);
       expect(params).toContain("x' OR '1'='1");
       expect(params).toContain('$."ab"."c"');

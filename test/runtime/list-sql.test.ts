@@ -1,7 +1,7 @@
 /**
  * The tail of a list statement: SQLite writes LIMIT as a number (its planner reads a bound LIMIT's
  * value, so a bound one would have every page parse and plan its statement again), PostgreSQL binds
- * it; OFFSET is bound on both. Both read the same page from the same query.
+ * it; OFFSET is bound on both, and a limit that is not a non-negative safe integer is refused.
  */
 import { describe, expect, it } from 'vitest';
 import type { ListQuery, TableDescriptor } from '../../runtime/src/driver.js';

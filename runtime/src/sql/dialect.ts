@@ -34,8 +34,8 @@ export interface SqlDialect {
   /**
    * True when a list's LIMIT is written into the statement as a number rather than bound. SQLite's
    * planner reads a bound LIMIT's value, so binding one marks the statement for planning again:
-   * every page would parse and plan its statement anew (about a tenth of a page's CPU). OFFSET
-   * stays bound (its value is not read by the planner, and it takes many more values).
+   * every page would parse and plan its statement anew (a quarter of the benchmark page's CPU).
+   * OFFSET stays bound (its value is not read by the planner, and it takes many more values).
    */
   readonly literalLimit?: boolean;
 
